@@ -1,0 +1,48 @@
+package io.rdma4j.transport;
+
+/**
+ * A reliable, ordered connection to one peer. Two-sided messages are matched by tag: a receive
+ * for tag T takes the oldest message the peer sent with tag T, so independent streams (e.g.
+ * sub-communicators) can share one connection. Messages of one tag arrive in the order sent.
+ *
+ * <p>Two-sided operations are receiver-driven (as NCCL's net transport): {@link #irecv} tells
+ * the sender where the data may go and how much of it; {@link #isend} places the data there.
+ * A receiver is never overrun: a send waits (without blocking the caller) until the matching
+ * receive was posted. Sending more bytes than the matching receive offered fails both requests.
+ */
+public interface Connection {
+
+    /** Marks a one-sided write that carries no immediate value. */
+    long NO_IMMEDIATE = -1L;
+
+    /** The peer's rank. */
+    int peer();
+
+    /** Sends {@code length} bytes of {@code source} from {@code offset} under {@code tag}. */
+    long isend(RegisteredBuffer source, long offset, long length, int tag);
+
+    /** Receives at most {@code capacity} bytes under {@code tag} into {@code target} at {@code offset}. */
+    long irecv(RegisteredBuffer target, long offset, long capacity, int tag);
+
+    /**
+     * One-sided write of {@code length} bytes from {@code source} into the peer's
+     * {@code target}; when {@code immediate} is not {@link #NO_IMMEDIATE} (an unsigned 32-bit
+     * value), the peer is notified with it after all the data is visible (see
+     * {@link #pollImmediate()}).
+     */
+    long write(RegisteredBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset,
+               long length, long immediate);
+
+    /** One-sided read of {@code length} bytes of the peer's {@code source} into {@code target}. */
+    long read(RegisteredBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset,
+              long length);
+
+    /**
+     * The oldest immediate value a peer's write delivered to this side and not yet taken, or
+     * {@link #NO_IMMEDIATE} if none arrived. Drives progress.
+     */
+    long pollImmediate();
+
+    /** Hands every batched request of this connection to the network (one doorbell). */
+    void flush();
+}
