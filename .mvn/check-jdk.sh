@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs before maven-toolchains-plugin's JDK discovery: if no JDK >= the required feature release
-# can be found in the places that discovery searches, say so in one line that names what to
-# install, instead of the plugin's generic "cannot find matching toolchain" error.
+# Finds a JDK >= the required feature release (default 22) in the places maven-toolchains-plugin's
+# discovery searches and prints its home. When there is none, says so in one line that names
+# what to install (instead of the plugin's generic "cannot find matching toolchain" error) and
+# exits 1. Used by the parent pom (before toolchain selection) and by bin/rdma4j.
 required=${1:-22}
-[ -f "$HOME/.m2/toolchains.xml" ] && exit 0   # explicit toolchains: leave the choice to the plugin
 
 feature_of() { # $1 = a JDK home; prints its feature release or nothing
   local v
@@ -23,10 +23,14 @@ for d in /usr/lib/jvm/* /usr/java/* /usr/local/java/* /opt/java/* /opt/jdk* /opt
          "$HOME"/.asdf/installs/java/*; do
   candidates+=("$d")
 done
+best= best_v=0
 for home in "${candidates[@]}"; do
   [ -n "$home" ] || continue
   v=$(feature_of "$home")
-  if [ -n "$v" ] && [ "$v" -ge "$required" ]; then exit 0; fi
+  if [ -n "$v" ] && [ "$v" -ge "$required" ] && [ "$v" -gt "$best_v" ]; then best=$home best_v=$v; fi
 done
+if [ -n "$best" ]; then echo "$best"; exit 0; fi
+# Explicit toolchains: leave the choice to the plugin.
+[ -f "$HOME/.m2/toolchains.xml" ] && [ -z "${RDMA4J_NEED_JDK_HOME:-}" ] && exit 0
 echo "rdma4j needs a JDK >= $required and found none (JAVA_HOME, PATH, /usr/lib/jvm, SDKMAN, ~/.jdks): install one, e.g. 'apt-get install temurin-25-jdk' (Adoptium's apt repository) or 'sdk install java 25-tem', then run the same command again." >&2
 exit 1
