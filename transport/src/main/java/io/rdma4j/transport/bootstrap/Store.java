@@ -20,6 +20,14 @@ public interface Store extends AutoCloseable {
     /** Deletes {@code key}; returns whether it existed. */
     boolean delete(String key);
 
+    /**
+     * A view of this store whose keys are all prefixed with {@code prefix + "/"}; closing the
+     * view leaves this store open.
+     */
+    default Store scoped(String prefix) {
+        return new PrefixStore(this, prefix);
+    }
+
     @Override
     void close();
 }

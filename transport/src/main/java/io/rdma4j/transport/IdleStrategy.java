@@ -1,0 +1,147 @@
+package io.rdma4j.transport;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * What a polling thread does when a poll found no work. Stateful (the backoff remembers how long
+ * it has been idle), so each polling thread owns its instance; {@link #idle(int)} and
+ * {@link #reset()} allocate nothing.
+ */
+public interface IdleStrategy {
+
+    /** Called after each poll with the amount of work it did; resets on work, idles otherwise. */
+    default void idle(int workCount) {
+        if (workCount > 0) {
+            reset();
+        } else {
+            idle();
+        }
+    }
+
+    /** Idles once (a poll found nothing to do). */
+    void idle();
+
+    /** Work was found: the next idle starts again from the cheapest step. */
+    void reset();
+
+    /** The configurable kinds, as named by {@code RDMA4J_IDLE_STRATEGY}. */
+    enum Kind {
+        BUSY_SPIN("busy-spin"), YIELD("yield"), BACKOFF("backoff");
+
+        private final String configName;
+
+        Kind(String configName) {
+            this.configName = configName;
+        }
+
+        public String configName() {
+            return configName;
+        }
+
+        public static Kind parse(String name) {
+            for (Kind k : values()) {
+                if (k.configName.equalsIgnoreCase(name.trim()) || k.name().equalsIgnoreCase(name.trim())) {
+                    return k;
+                }
+            }
+            throw new IllegalArgumentException("unknown idle strategy '" + name
+                    + "' (expected busy-spin, yield or backoff)");
+        }
+
+        /** A fresh instance of this kind, with the default backoff limits. */
+        public IdleStrategy newInstance() {
+            return switch (this) {
+                case BUSY_SPIN -> new BusySpin();
+                case YIELD -> new Yield();
+                case BACKOFF -> new Backoff(Backoff.DEFAULT_SPINS, Backoff.DEFAULT_YIELDS,
+                        Backoff.DEFAULT_MIN_PARK_NANOS, Backoff.DEFAULT_MAX_PARK_NANOS);
+            };
+        }
+    }
+
+    /** Lowest latency, burns a core: a spin-wait hint only. */
+    final class BusySpin implements IdleStrategy {
+        @Override
+        public void idle() {
+            Thread.onSpinWait();
+        }
+
+        @Override
+        public void reset() {
+        }
+    }
+
+    /** Gives the core to other runnable threads between polls. */
+    final class Yield implements IdleStrategy {
+        @Override
+        public void idle() {
+            Thread.yield();
+        }
+
+        @Override
+        public void reset() {
+        }
+    }
+
+    /**
+     * Spins, then yields, then parks for a time that doubles up to a cap: near busy-spin latency
+     * right after work, near-zero CPU when a wait drags on (e.g. a peer still computing).
+     */
+    final class Backoff implements IdleStrategy {
+        public static final int DEFAULT_SPINS = 200;
+        public static final int DEFAULT_YIELDS = 50;
+        public static final long DEFAULT_MIN_PARK_NANOS = 1_000;
+        public static final long DEFAULT_MAX_PARK_NANOS = 1_000_000;
+
+        private final int maxSpins;
+        private final int maxYields;
+        private final long minParkNanos;
+        private final long maxParkNanos;
+        private int spins;
+        private int yields;
+        private long parkNanos;
+
+        public Backoff(int maxSpins, int maxYields, long minParkNanos, long maxParkNanos) {
+            if (maxSpins < 0 || maxYields < 0 || minParkNanos < 1 || maxParkNanos < minParkNanos) {
+                throw new IllegalArgumentException("invalid backoff: spins=" + maxSpins + " yields="
+                        + maxYields + " park=" + minParkNanos + ".." + maxParkNanos + " ns");
+            }
+            this.maxSpins = maxSpins;
+            this.maxYields = maxYields;
+            this.minParkNanos = minParkNanos;
+            this.maxParkNanos = maxParkNanos;
+            reset();
+        }
+
+        @Override
+        public void idle() {
+            if (spins < maxSpins) {
+                spins++;
+                Thread.onSpinWait();
+            } else if (yields < maxYields) {
+                yields++;
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(parkNanos);
+                parkNanos = Math.min(parkNanos << 1, maxParkNanos);
+            }
+        }
+
+        @Override
+        public void reset() {
+            spins = 0;
+            yields = 0;
+            parkNanos = minParkNanos;
+        }
+
+        /** The park time the next parking idle would use (for tests and diagnostics). */
+        public long currentParkNanos() {
+            return parkNanos;
+        }
+
+        /** Whether the spin and yield phases are over, so idles now park. */
+        public boolean parking() {
+            return spins >= maxSpins && yields >= maxYields;
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package io.rdma4j.transport;
+
+import io.rdma4j.transport.bootstrap.Store;
+import io.rdma4j.transport.shm.ShmTransport;
+import io.rdma4j.transport.tcp.TcpTransport;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Builds the transport a configuration asks for. With {@link TransportConfig.Provider#AUTO}
+ * every rank publishes what it can do (whether a verbs device is usable, and which host it is
+ * on) through the store and reads everyone else's, so all ranks make the same choice: verbs if
+ * every rank has a usable device, else shared memory if all ranks share one host, else TCP.
+ */
+public final class Transports {
+    private static final System.Logger LOG = System.getLogger(Transports.class.getName());
+    private static final String CAPABILITY_KEY = "rdma4j/transport/capability/";
+
+    private Transports() {
+    }
+
+    public static Transport create(TransportConfig config, Store store, int rank, int size) {
+        if (size < 1 || rank < 0 || rank >= size) {
+            throw new IllegalArgumentException("rank " + rank + " outside a group of size " + size);
+        }
+        config.logOnce();
+        TransportConfig.Provider provider = config.provider();
+        if (provider == TransportConfig.Provider.AUTO) {
+            provider = choose(config, store, rank, size);
+            LOG.log(Level.DEBUG, "rank {0} of {1}: automatic transport choice is {2}", rank, size, provider);
+        }
+        return switch (provider) {
+            case TCP -> new TcpTransport(config, store, rank, size);
+            case SHM -> new ShmTransport(config, store, rank, size);
+            case VERBS -> createVerbs(config, store, rank, size);
+            case AUTO -> throw new IllegalStateException("unreachable");
+        };
+    }
+
+    /** The provider every rank of the group agrees on (all ranks must call this). */
+    static TransportConfig.Provider choose(TransportConfig config, Store store, int rank, int size) {
+        String mine = (verbsUsable(config) ? "verbs " : "noverbs ") + hostIdentity();
+        store.set(CAPABILITY_KEY + rank, mine.getBytes(StandardCharsets.UTF_8));
+        boolean allVerbs = true;
+        boolean oneHost = true;
+        String host = mine.substring(mine.indexOf(' ') + 1);
+        for (int r = 0; r < size; r++) {
+            String theirs = r == rank ? mine
+                    : new String(store.get(CAPABILITY_KEY + r, config.timeout()), StandardCharsets.UTF_8);
+            allVerbs &= theirs.startsWith("verbs ");
+            oneHost &= theirs.substring(theirs.indexOf(' ') + 1).equals(host);
+        }
+        return allVerbs ? TransportConfig.Provider.VERBS
+                : oneHost ? TransportConfig.Provider.SHM : TransportConfig.Provider.TCP;
+    }
+
+    /**
+     * Whether this process can use an RDMA device as configured. The verbs provider is not part
+     * of this build yet, so no device is usable; it answers here once it exists.
+     */
+    static boolean verbsUsable(TransportConfig config) {
+        return false;
+    }
+
+    private static Transport createVerbs(TransportConfig config, Store store, int rank, int size) {
+        throw new TransportException(-1, "the verbs provider is not available in this build ("
+                + TransportConfig.ENV_TRANSPORT + "=verbs); use shm or tcp");
+    }
+
+    /**
+     * Which machine (and kernel instance) this process runs on: the host name plus the kernel's
+     * boot id, so two machines with the same host name are still told apart. Ranks with the same
+     * identity are assumed to share the shared-memory directory.
+     */
+    static String hostIdentity() {
+        String name = read("/proc/sys/kernel/hostname");
+        if (name == null) {
+            try {
+                name = InetAddress.getLocalHost().getHostName();
+            } catch (IOException e) {
+                name = "unknown-host";
+            }
+        }
+        String boot = read("/proc/sys/kernel/random/boot_id");
+        return boot == null ? name : name + "/" + boot;
+    }
+
+    private static String read(String file) {
+        try {
+            return Files.readString(Path.of(file)).trim();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,156 @@
+package io.rdma4j.transport.bootstrap;
+
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.TransportTimeoutException;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A {@link Store} for ranks on one host: one file per key in a shared directory. A set writes a
+ * temporary file and renames it into place atomically, so a reader sees the whole value or
+ * nothing; counters are read-modify-written under an exclusive lock on {@code .lock} in the
+ * directory. Waits poll with a growing pause (up to 20 ms). Trusts whoever can write the
+ * directory, so give it owner-only permissions.
+ */
+public final class FileStore implements Store {
+    private static final String LOCK_FILE = ".lock";
+    /** File locks are per process; threads of one process are serialised by this lock first. */
+    private static final ReentrantLock PROCESS_LOCK = new ReentrantLock();
+
+    private final Path dir;
+
+    public FileStore(Path dir) {
+        try {
+            this.dir = Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new TransportException(-1, "cannot create the file store directory " + dir + ": " + e, e);
+        }
+    }
+
+    public Path directory() {
+        return dir;
+    }
+
+    /** File name of a key: safe characters kept, every other byte as %XX. */
+    private Path file(String key) {
+        StoreProtocol.checkKey(key);
+        StringBuilder b = new StringBuilder("k_");
+        for (byte c : key.getBytes(StandardCharsets.UTF_8)) {
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.') {
+                b.append((char) c);
+            } else {
+                b.append('%').append(Character.forDigit((c >> 4) & 15, 16)).append(Character.forDigit(c & 15, 16));
+            }
+        }
+        if (b.length() > 250) {
+            throw new IllegalArgumentException("store key too long for a file store: " + key);
+        }
+        return dir.resolve(b.toString());
+    }
+
+    @Override
+    public void set(String key, byte[] value) {
+        Path target = file(key);
+        Path tmp = dir.resolve(".tmp-" + ProcessHandle.current().pid() + "-" + ThreadLocalRandom.current().nextLong() + "-"
+                + target.getFileName());
+        try {
+            Files.write(tmp, value);
+            try {
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                throw new TransportException(-1, "file store directory " + dir + " does not support atomic renames", e);
+            }
+        } catch (IOException e) {
+            throw new TransportException(-1, "file store " + dir + " failed set '" + key + "': " + e, e);
+        } finally {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException ignored) {
+                // only a leftover temporary file
+            }
+        }
+    }
+
+    @Override
+    public byte[] get(String key, Duration timeout) {
+        Path f = file(key);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long pause = 50_000;
+        while (true) {
+            try {
+                return Files.readAllBytes(f);
+            } catch (NoSuchFileException e) {
+                // not set yet
+            } catch (IOException e) {
+                throw new TransportException(-1, "file store " + dir + " failed get '" + key + "': " + e, e);
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new TransportTimeoutException(-1, "store key '" + key + "' was not set within "
+                        + timeout.toMillis() + " ms (file store " + dir + ")");
+            }
+            LockSupport.parkNanos(pause);
+            pause = Math.min(pause * 2, 20_000_000);
+            if (Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+                throw new TransportException(-1, "interrupted waiting for store key '" + key + "'");
+            }
+        }
+    }
+
+    @Override
+    public long add(String key, long delta) {
+        Path f = file(key);
+        PROCESS_LOCK.lock();
+        try (FileChannel lockChannel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            FileLock lock = lockChannel.lock();
+            try {
+                long value = delta;
+                try {
+                    value += StoreProtocol.parseCounter(key, Files.readAllBytes(f));
+                } catch (NoSuchFileException e) {
+                    // absent counters start at 0
+                }
+                set(key, StoreProtocol.counterBytes(value));
+                return value;
+            } finally {
+                lock.release();
+            }
+        } catch (IOException e) {
+            throw new TransportException(-1, "file store " + dir + " failed add '" + key + "': " + e, e);
+        } finally {
+            PROCESS_LOCK.unlock();
+        }
+    }
+
+    @Override
+    public boolean delete(String key) {
+        try {
+            return Files.deleteIfExists(file(key));
+        } catch (IOException e) {
+            throw new TransportException(-1, "file store " + dir + " failed delete '" + key + "': " + e, e);
+        }
+    }
+
+    /** Nothing to release; the directory and its keys stay for the other ranks. */
+    @Override
+    public void close() {
+    }
+
+    @Override
+    public String toString() {
+        return "FileStore[" + dir + "]";
+    }
+}

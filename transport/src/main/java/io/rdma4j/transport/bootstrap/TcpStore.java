@@ -1,0 +1,311 @@
+package io.rdma4j.transport.bootstrap;
+
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.TransportTimeoutException;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * A {@link Store} client of a {@link TcpStoreServer}; every rank (rank 0 too) has one. The rank
+ * that hosts the server ({@link Builder#hostServer(boolean)}, by default rank 0) starts it and
+ * stops it on {@link #close()}. Configured by builder or from the environment:
+ * {@code MASTER_ADDR}, {@code MASTER_PORT}, {@code RDMA4J_JOB_TOKEN}, {@code RANK} and
+ * {@code RDMA4J_TIMEOUT_MS}.
+ *
+ * <p>One request is in flight per client at a time (calls are serialised), so a thread waiting in
+ * {@link #get} holds up other threads of the same client: give each thread its own client.
+ */
+public final class TcpStore implements Store {
+    public static final String ENV_MASTER_ADDR = "MASTER_ADDR";
+    public static final String ENV_MASTER_PORT = "MASTER_PORT";
+    public static final String ENV_JOB_TOKEN = "RDMA4J_JOB_TOKEN";
+    public static final String ENV_RANK = "RANK";
+    /** 1/0: whether this process hosts the server, overriding the RANK == 0 default (a launcher may host it). */
+    public static final String ENV_STORE_SERVER = "RDMA4J_STORE_SERVER";
+    /** Extra time a client waits for the server's answer beyond the wait it asked the server for. */
+    private static final int ANSWER_SLACK_MS = 10_000;
+
+    private final String host;
+    private final int port;
+    private final Duration timeout;
+    private final TcpStoreServer server;
+    private final Socket socket;
+    private final DataInputStream in;
+    private final DataOutputStream out;
+    private boolean closed;
+
+    private TcpStore(Builder b) {
+        this.host = b.host;
+        this.timeout = b.timeout;
+        this.server = b.hostServer ? TcpStoreServer.start(new InetSocketAddress(b.port), b.token) : null;
+        this.port = server != null ? server.port() : b.port;
+        try {
+            this.socket = connect(host, port, timeout);
+            this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+            this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+            handshake(b.token);
+        } catch (RuntimeException | Error e) {
+            closeQuietly();
+            throw e;
+        } catch (IOException e) {
+            closeQuietly();
+            throw new TransportException(-1, "store at " + host + ":" + port + " failed during the handshake: " + e, e);
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A client configured from the environment (rank 0 hosts the server). */
+    public static TcpStore fromEnvironment() {
+        return builder().fromEnvironment(System.getenv()).build();
+    }
+
+    /** The server's port (useful when it was started on port 0). */
+    public int port() {
+        return port;
+    }
+
+    private static Socket connect(String host, int port, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        IOException last = null;
+        long pause = 10;
+        // The server may start after its clients (rank 0 may be slow), so refused connects retry.
+        while (System.nanoTime() - deadline < 0) {
+            Socket s = new Socket();
+            try {
+                long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+                s.connect(new InetSocketAddress(host, port), (int) Math.min(left, Integer.MAX_VALUE));
+                s.setTcpNoDelay(true);
+                return s;
+            } catch (IOException e) {
+                last = e;
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // never connected
+                }
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TransportException(-1, "interrupted while connecting to the store at " + host + ":" + port);
+            }
+            pause = Math.min(pause * 2, 500);
+        }
+        throw new TransportTimeoutException(-1, "could not connect to the store at " + host + ":" + port
+                + " within " + timeout.toMillis() + " ms (MASTER_ADDR/MASTER_PORT): " + last);
+    }
+
+    private void handshake(String token) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        DataOutputStream hello = new DataOutputStream(bytes);
+        hello.writeByte(StoreProtocol.HELLO);
+        hello.writeInt(StoreProtocol.MAGIC);
+        hello.writeInt(StoreProtocol.VERSION);
+        StoreProtocol.writeBytes(hello, token.getBytes(StandardCharsets.UTF_8));
+        DataInputStream answer = exchange(bytes.toByteArray(), "handshake", timeout.toMillis());
+        if (answer.readByte() != StoreProtocol.OK) {
+            throw new StoreAuthenticationException("the store at " + host + ":" + port
+                    + " refused this client (" + new String(answer.readAllBytes(), StandardCharsets.UTF_8)
+                    + "); the job token (" + ENV_JOB_TOKEN + ") must be the job's");
+        }
+    }
+
+    @Override
+    public synchronized void set(String key, byte[] value) {
+        request(StoreProtocol.SET, key, value, 0, "set", timeout.toMillis());
+    }
+
+    @Override
+    public synchronized byte[] get(String key, Duration waitFor) {
+        long waitMs = Math.max(0, waitFor.toMillis());
+        DataInputStream answer = request(StoreProtocol.GET, key, null, waitMs, "get", waitMs);
+        try {
+            return StoreProtocol.readBytes(answer, StoreProtocol.MAX_FRAME);
+        } catch (IOException e) {
+            throw failure("get", key, e);
+        }
+    }
+
+    @Override
+    public synchronized long add(String key, long delta) {
+        try {
+            return request(StoreProtocol.ADD, key, null, delta, "add", timeout.toMillis()).readLong();
+        } catch (IOException e) {
+            throw failure("add", key, e);
+        }
+    }
+
+    @Override
+    public synchronized boolean delete(String key) {
+        try {
+            return request(StoreProtocol.DELETE, key, null, 0, "delete", timeout.toMillis()).readBoolean();
+        } catch (IOException e) {
+            throw failure("delete", key, e);
+        }
+    }
+
+    /** Sends one request and returns the answer's body after its status byte. */
+    private DataInputStream request(byte op, String key, byte[] value, long arg, String what, long serverWaitMs) {
+        StoreProtocol.checkKey(key);
+        if (closed) {
+            throw new IllegalStateException("store client is closed (" + what + " '" + key + "')");
+        }
+        try {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            DataOutputStream req = new DataOutputStream(bytes);
+            req.writeByte(op);
+            StoreProtocol.writeString(req, key);
+            if (value != null) {
+                StoreProtocol.writeBytes(req, value);
+            } else if (op != StoreProtocol.DELETE) {
+                req.writeLong(arg);
+            }
+            DataInputStream answer = exchange(bytes.toByteArray(), what + " '" + key + "'", serverWaitMs);
+            byte status = answer.readByte();
+            if (status == StoreProtocol.NOT_FOUND) {
+                throw new TransportTimeoutException(-1, "store key '" + key + "' was not set within "
+                        + serverWaitMs + " ms (store at " + host + ":" + port + ")");
+            }
+            if (status != StoreProtocol.OK) {
+                throw new TransportException(-1, "store at " + host + ":" + port + " failed " + what + " '" + key
+                        + "': " + new String(answer.readAllBytes(), StandardCharsets.UTF_8));
+            }
+            return answer;
+        } catch (IOException e) {
+            throw failure(what, key, e);
+        }
+    }
+
+    private DataInputStream exchange(byte[] frame, String what, long serverWaitMs) throws IOException {
+        socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, serverWaitMs + ANSWER_SLACK_MS));
+        StoreProtocol.writeFrame(out, frame);
+        try {
+            return new DataInputStream(new ByteArrayInputStream(StoreProtocol.readFrame(in, StoreProtocol.MAX_FRAME)));
+        } catch (SocketTimeoutException e) {
+            throw new TransportTimeoutException(-1, "store at " + host + ":" + port + " did not answer "
+                    + what + " within " + (serverWaitMs + ANSWER_SLACK_MS) + " ms");
+        }
+    }
+
+    private TransportException failure(String what, String key, IOException e) {
+        return new TransportException(-1, "store at " + host + ":" + port + " failed " + what + " '" + key + "': " + e, e);
+    }
+
+    private void closeQuietly() {
+        try {
+            if (socket != null) {
+                socket.close();
+            }
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    /** Disconnects; the hosting rank also stops the server. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            closeQuietly();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "TcpStore[" + host + ":" + port + (server != null ? ", hosting" : "") + "]";
+    }
+
+    public static final class Builder {
+        private String host = "127.0.0.1";
+        private int port = -1;
+        private String token;
+        private Duration timeout = Duration.ofSeconds(60);
+        private boolean hostServer;
+
+        private Builder() {
+        }
+
+        /**
+         * Reads MASTER_ADDR, MASTER_PORT, RDMA4J_JOB_TOKEN, RDMA4J_TIMEOUT_MS and RANK (rank 0
+         * hosts the server unless RDMA4J_STORE_SERVER says otherwise).
+         */
+        public Builder fromEnvironment(Map<String, String> env) {
+            if (env.get(ENV_MASTER_ADDR) != null) {
+                host = env.get(ENV_MASTER_ADDR).trim();
+            }
+            if (env.get(ENV_MASTER_PORT) != null) {
+                port = parse(ENV_MASTER_PORT, env.get(ENV_MASTER_PORT));
+            }
+            if (env.get(ENV_JOB_TOKEN) != null) {
+                token = env.get(ENV_JOB_TOKEN);
+            }
+            if (env.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS) != null) {
+                timeout = Duration.ofMillis(parse(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS,
+                        env.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS)));
+            }
+            if (env.get(ENV_RANK) != null) {
+                hostServer = parse(ENV_RANK, env.get(ENV_RANK)) == 0;
+            }
+            if (env.get(ENV_STORE_SERVER) != null) {
+                hostServer = parse(ENV_STORE_SERVER, env.get(ENV_STORE_SERVER)) != 0;
+            }
+            return this;
+        }
+
+        private static int parse(String name, String v) {
+            try {
+                return Integer.parseInt(v.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(name + "=" + v + ": not an integer");
+            }
+        }
+
+        public Builder address(String host) { this.host = host; return this; }
+
+        public Builder port(int port) { this.port = port; return this; }
+
+        public Builder token(String token) { this.token = token; return this; }
+
+        /** Connect timeout and the bound of every non-waiting request. */
+        public Builder timeout(Duration timeout) { this.timeout = timeout; return this; }
+
+        /** Whether this client also starts the server (rank 0). */
+        public Builder hostServer(boolean hostServer) { this.hostServer = hostServer; return this; }
+
+        public TcpStore build() {
+            if (host == null || host.isBlank()) {
+                throw new IllegalArgumentException("store address missing: set " + ENV_MASTER_ADDR + " or Builder.address");
+            }
+            if (port < 0 || port > 65535 || (port == 0 && !hostServer)) {
+                throw new IllegalArgumentException("store port " + (port < 0 ? "missing" : "invalid (" + port + ")")
+                        + ": set " + ENV_MASTER_PORT + " or Builder.port");
+            }
+            if (token == null || token.isEmpty()) {
+                throw new IllegalArgumentException("job token missing: set " + ENV_JOB_TOKEN + " or Builder.token");
+            }
+            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("store timeout must be positive, was " + timeout);
+            }
+            return new TcpStore(this);
+        }
+    }
+}

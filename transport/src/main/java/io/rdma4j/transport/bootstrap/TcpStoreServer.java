@@ -1,0 +1,288 @@
+package io.rdma4j.transport.bootstrap;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The key/value server behind {@link TcpStore}, hosted by rank 0 on MASTER_ADDR:MASTER_PORT.
+ * One acceptor thread and one virtual thread per client (bootstrap traffic is tiny; a blocking
+ * handler per client keeps waits simple). A client must first present the job token; one that
+ * does not is answered with an error, logged and disconnected. {@link #close()} closes every
+ * socket and joins every thread it started.
+ */
+public final class TcpStoreServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(TcpStoreServer.class.getName());
+    /** How long a fresh connection may take to present its token. */
+    private static final int HELLO_TIMEOUT_MS = 10_000;
+
+    private final byte[] token;
+    private final ServerSocket server;
+    private final Thread acceptor;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final Map<String, byte[]> values = new HashMap<>();
+    private final Set<Socket> clients = new HashSet<>();
+    private final Set<Thread> handlers = new HashSet<>();
+    private boolean closed;
+
+    private TcpStoreServer(InetSocketAddress bind, String token) throws IOException {
+        if (token == null || token.isEmpty()) {
+            throw new IllegalArgumentException("the store server needs a non-empty job token (RDMA4J_JOB_TOKEN)");
+        }
+        this.token = token.getBytes(StandardCharsets.UTF_8);
+        this.server = new ServerSocket();
+        server.setReuseAddress(true);
+        server.bind(bind, 1024);
+        this.acceptor = Thread.ofPlatform().daemon().name("rdma4j-store-acceptor-" + port()).unstarted(this::acceptLoop);
+        acceptor.start();
+    }
+
+    /** Starts a server listening on {@code bind} (port 0 picks a free port; see {@link #port()}). */
+    public static TcpStoreServer start(InetSocketAddress bind, String token) {
+        try {
+            return new TcpStoreServer(bind, token);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start the store server on " + bind + ": " + e.getMessage(), e);
+        }
+    }
+
+    public int port() {
+        return server.getLocalPort();
+    }
+
+    /** Clients currently connected (handshaken or not). */
+    public int clientCount() {
+        lock.lock();
+        try {
+            return clients.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void acceptLoop() {
+        while (true) {
+            Socket s;
+            try {
+                s = server.accept();
+            } catch (IOException e) {
+                if (!server.isClosed()) {
+                    LOG.log(Level.WARNING, "store server accept failed, stopping: " + e);
+                }
+                return;
+            }
+            lock.lock();
+            try {
+                if (closed) {
+                    closeQuietly(s);
+                    return;
+                }
+                clients.add(s);
+                Thread t = Thread.ofVirtual().name("rdma4j-store-client-" + s.getRemoteSocketAddress())
+                        .unstarted(() -> serve(s));
+                handlers.add(t);
+                t.start();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private void serve(Socket s) {
+        try (s) {
+            s.setTcpNoDelay(true);
+            DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
+            s.setSoTimeout(HELLO_TIMEOUT_MS);
+            if (!handshake(s, in, out)) {
+                return;
+            }
+            s.setSoTimeout(0);
+            while (true) {
+                byte[] frame;
+                try {
+                    frame = StoreProtocol.readFrame(in, StoreProtocol.MAX_FRAME);
+                } catch (java.io.EOFException | SocketException e) {
+                    return; // client left
+                }
+                StoreProtocol.writeFrame(out, handle(frame));
+            }
+        } catch (IOException | RuntimeException e) {
+            if (!isClosed()) {
+                LOG.log(Level.DEBUG, "store client " + s.getRemoteSocketAddress() + " dropped: " + e);
+            }
+        } finally {
+            lock.lock();
+            try {
+                clients.remove(s);
+                handlers.remove(Thread.currentThread());
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private boolean handshake(Socket s, DataInputStream in, DataOutputStream out) throws IOException {
+        String reason;
+        try {
+            DataInputStream hello = new DataInputStream(new ByteArrayInputStream(
+                    StoreProtocol.readFrame(in, StoreProtocol.MAX_HELLO_FRAME)));
+            if (hello.readByte() != StoreProtocol.HELLO || hello.readInt() != StoreProtocol.MAGIC) {
+                reason = "not an rdma4j store client";
+            } else if (hello.readInt() != StoreProtocol.VERSION) {
+                reason = "store protocol version mismatch (server speaks " + StoreProtocol.VERSION + ")";
+            } else if (!MessageDigest.isEqual(token, StoreProtocol.readBytes(hello, StoreProtocol.MAX_HELLO_FRAME))) {
+                reason = "job token rejected";
+            } else {
+                StoreProtocol.writeFrame(out, new byte[] {StoreProtocol.OK});
+                return true;
+            }
+        } catch (IOException e) {
+            reason = "bad handshake: " + e.getMessage();
+        }
+        LOG.log(Level.WARNING, "store server refused client " + s.getRemoteSocketAddress() + ": " + reason);
+        try {
+            StoreProtocol.writeFrame(out, error(reason));
+        } catch (IOException ignored) {
+            // the client is gone already; nothing to tell it
+        }
+        return false;
+    }
+
+    private byte[] handle(byte[] frame) throws IOException {
+        DataInputStream req = new DataInputStream(new ByteArrayInputStream(frame));
+        byte op = req.readByte();
+        String key = StoreProtocol.readString(req);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        DataOutputStream resp = new DataOutputStream(bytes);
+        lock.lock();
+        try {
+            switch (op) {
+                case StoreProtocol.SET -> {
+                    values.put(key, StoreProtocol.readBytes(req, StoreProtocol.MAX_FRAME));
+                    changed.signalAll();
+                    resp.writeByte(StoreProtocol.OK);
+                }
+                case StoreProtocol.GET -> {
+                    long remaining = TimeUnit.MILLISECONDS.toNanos(req.readLong());
+                    byte[] v;
+                    while ((v = values.get(key)) == null && remaining > 0 && !closed) {
+                        remaining = changed.awaitNanos(remaining);
+                    }
+                    if (v == null) {
+                        resp.writeByte(StoreProtocol.NOT_FOUND);
+                    } else {
+                        resp.writeByte(StoreProtocol.OK);
+                        StoreProtocol.writeBytes(resp, v);
+                    }
+                }
+                case StoreProtocol.ADD -> {
+                    long delta = req.readLong();
+                    byte[] old = values.get(key);
+                    long v = (old == null ? 0 : StoreProtocol.parseCounter(key, old)) + delta;
+                    values.put(key, StoreProtocol.counterBytes(v));
+                    changed.signalAll();
+                    resp.writeByte(StoreProtocol.OK);
+                    resp.writeLong(v);
+                }
+                case StoreProtocol.DELETE -> {
+                    boolean existed = values.remove(key) != null;
+                    resp.writeByte(StoreProtocol.OK);
+                    resp.writeBoolean(existed);
+                }
+                default -> {
+                    return error("unknown store operation " + op);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return error("store server shutting down");
+        } catch (IllegalStateException e) {
+            return error(e.getMessage());
+        } finally {
+            lock.unlock();
+        }
+        return bytes.toByteArray();
+    }
+
+    private static byte[] error(String message) {
+        byte[] m = message.getBytes(StandardCharsets.UTF_8);
+        byte[] b = new byte[1 + m.length];
+        b[0] = StoreProtocol.ERROR;
+        System.arraycopy(m, 0, b, 1, m.length);
+        return b;
+    }
+
+    private boolean isClosed() {
+        lock.lock();
+        try {
+            return closed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Disconnects every client and stops every thread of the server. Idempotent. */
+    @Override
+    public void close() {
+        Set<Thread> toJoin;
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            changed.signalAll();
+            closeQuietly(server);
+            clients.forEach(TcpStoreServer::closeQuietly);
+            toJoin = new HashSet<>(handlers);
+        } finally {
+            lock.unlock();
+        }
+        join(acceptor);
+        toJoin.forEach(TcpStoreServer::join);
+    }
+
+    private static void join(Thread t) {
+        try {
+            if (!t.join(java.time.Duration.ofSeconds(10))) {
+                LOG.log(Level.WARNING, "store server thread " + t.getName() + " did not stop within 10 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // closing on shutdown; the socket is unusable either way
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "TcpStoreServer[" + server.getLocalSocketAddress() + "]";
+    }
+}

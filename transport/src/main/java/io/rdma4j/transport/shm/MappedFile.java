@@ -1,0 +1,89 @@
+package io.rdma4j.transport.shm;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+
+/**
+ * One shared file mapped read-write into this process. Each mapping has its own shared arena so
+ * it can be unmapped on its own (a dead peer's files, a closed transport); a thread that touches
+ * the segment after {@link #close()} gets an {@link IllegalStateException}, never a crash.
+ */
+final class MappedFile implements AutoCloseable {
+    private final Path path;
+    private final Arena arena;
+    private final MemorySegment segment;
+
+    private MappedFile(Path path, Arena arena, MemorySegment segment) {
+        this.path = path;
+        this.arena = arena;
+        this.segment = segment;
+    }
+
+    /**
+     * Creates {@code path} (which must not exist; owner read/write only) of {@code size} bytes and
+     * maps it. The file is sparse: pages cost memory only once written.
+     */
+    static MappedFile create(Path path, long size) {
+        Arena arena = Arena.ofShared();
+        try (FileChannel ch = FileChannel.open(path, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+            // Mapping past the end grows the file to the requested size.
+            return new MappedFile(path, arena, ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena));
+        } catch (FileAlreadyExistsException e) {
+            arena.close();
+            throw new IllegalStateException("shared file " + path + " already exists (two transports with one rank and pid?)", e);
+        } catch (IOException e) {
+            arena.close();
+            deleteQuietly(path);
+            throw new UncheckedIOException("cannot create shared file " + path + " of " + size + " bytes", e);
+        } catch (RuntimeException e) {
+            arena.close();
+            deleteQuietly(path);
+            throw e;
+        }
+    }
+
+    /** Maps an existing file (a peer's) in full. */
+    static MappedFile open(Path path) throws IOException {
+        Arena arena = Arena.ofShared();
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            return new MappedFile(path, arena, ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size(), arena));
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    Path path() {
+        return path;
+    }
+
+    MemorySegment segment() {
+        return segment;
+    }
+
+    /** Unmaps; idempotent. */
+    @Override
+    public void close() {
+        if (arena.scope().isAlive()) {
+            arena.close();
+        }
+    }
+
+    static boolean deleteQuietly(Path path) {
+        try {
+            return Files.deleteIfExists(path);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}

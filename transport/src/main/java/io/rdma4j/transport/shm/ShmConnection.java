@@ -1,0 +1,609 @@
+package io.rdma4j.transport.shm;
+
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.TransportException;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The shared-memory connection between this rank and one peer: the protocol engine of both
+ * directions.
+ *
+ * <p><b>Inbound</b> (peer to us) lives in our control file, area {@code peer}: we publish a
+ * clear-to-send (CTS) entry per {@link #irecv} (tag, capacity, request id, and either the region
+ * and offset of the target when it lies in our shared memory, or "bounce"); the peer answers on
+ * the event ring. <b>Outbound</b> (us to peer) is the mirror image in the peer's file.
+ *
+ * <p>Two-sided data path, chosen by the receiver's target:
+ * <ul>
+ *   <li><i>direct</i> (target is shared memory, from {@code allocate()}): the sender checks the
+ *       target against the receiver's region table, copies straight into it and publishes a DONE
+ *       event - one copy;</li>
+ *   <li><i>bounce</i> (target is private memory from {@code register()}): the sender streams the
+ *       data through the receiver's bounce chunks (a ring of {@code chunkCount} chunks, credits
+ *       returned by the receiver's chunk counter), the receiver copies each chunk out - two copies,
+ *       pipelined between the two processes.</li>
+ * </ul>
+ * A send waits (as a pending request, never blocking) for its CTS, so a receiver is never
+ * overrun. Sends are matched to CTS entries per tag in post order on both sides; matched sends
+ * are transferred in match order, so messages of one tag arrive in the order sent.
+ *
+ * <p>One-sided {@link #write}/{@link #read} copy directly between the local buffer and the
+ * peer's mapped slab after resolving the descriptor in the peer's region table; the immediate of
+ * a write is published on the peer's immediate ring after the data (release-store of the ring's
+ * tail orders it after the copy).
+ *
+ * <p>Everything the peer writes into our memory (ring counters, CTS entries, event fields) is
+ * validated before use; a violation fails this connection, never writes out of bounds.
+ */
+final class ShmConnection implements Connection {
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final long LIVENESS_INTERVAL_NANOS = 10_000_000;
+
+    static final int KIND_BOUNCE = 0;
+    static final int KIND_DIRECT = 1;
+
+    private static final long CTS_RECV_ID = 0;
+    private static final long CTS_CAPACITY = 8;
+    private static final long CTS_TAG = 16;
+    private static final long CTS_KIND = 20;
+    private static final long CTS_REGION = 24;
+    private static final long CTS_ADDRESS = 32;
+
+    private static final int EV_DONE = 1;
+    private static final int EV_CHUNK = 2;
+    private static final int EV_LAST_CHUNK = 3;
+    private static final int EV_TOO_LONG = 4;
+    private static final int EV_BAD_TARGET = 5;
+    private static final long EV_RECV_ID = 0;
+    private static final long EV_LENGTH = 8;
+    private static final long EV_TYPE = 16;
+    private static final long EV_AUX = 24;
+
+    private final ShmTransport transport;
+    private final RequestTable requests;
+    private final int rank;
+    private final int peer;
+    private final PeerMapping remote;
+
+    // Inbound: peer -> us, in our control file.
+    private final MemorySegment inFile;
+    private final SpscRing ctsOut;
+    private final SpscRing eventsIn;
+    private final SpscRing immIn;
+    private final long inChunksFreed;
+    private final long inBounce;
+    private final int inChunkCount;
+    private final long inChunkSize;
+    private long chunksCopied;
+
+    // Outbound: us -> peer, in the peer's control file.
+    private final MemorySegment outFile;
+    private final SpscRing ctsIn;
+    private final SpscRing eventsOut;
+    private final SpscRing immOut;
+    private final long outChunksFreed;
+    private final long outBounce;
+    private final int outChunkCount;
+    private final long outChunkSize;
+    private long chunksWritten;
+    private long chunksFreedSeen;
+
+    private final CtsQueue cts;
+    private final SlotQueue unmatchedSends;
+    private final SlotQueue activeSends;
+    private final SlotQueue pendingImmediates;
+    private final SlotQueue unpublishedReceives;
+    private boolean matchNeeded;
+
+    private String failure;
+    private Throwable failureCause;
+    private long nextLivenessCheck;
+
+    ShmConnection(ShmTransport transport, RequestTable requests, MemorySegment ownFile, ShmLayout own, PeerMapping remote) {
+        this.transport = transport;
+        this.requests = requests;
+        this.rank = own.rank;
+        this.remote = remote;
+        this.peer = remote.info.rank();
+
+        inFile = ownFile;
+        long in = own.area(peer);
+        ctsOut = new SpscRing(inFile, in + own.ctsRingOffset, own.ctsCapacity, ShmLayout.CTS_ENTRY);
+        eventsIn = new SpscRing(inFile, in + own.eventRingOffset, own.eventCapacity, ShmLayout.EVENT_ENTRY);
+        immIn = new SpscRing(inFile, in + own.immRingOffset, own.immCapacity, ShmLayout.IMM_ENTRY);
+        inChunksFreed = in + ShmLayout.AREA_CHUNKS_FREED;
+        inBounce = in + own.bounceOffset;
+        inChunkCount = own.chunkCount;
+        inChunkSize = own.chunkSize;
+
+        ShmLayout theirs = remote.layout;
+        outFile = remote.control();
+        long out = theirs.area(rank);
+        ctsIn = new SpscRing(outFile, out + theirs.ctsRingOffset, theirs.ctsCapacity, ShmLayout.CTS_ENTRY);
+        eventsOut = new SpscRing(outFile, out + theirs.eventRingOffset, theirs.eventCapacity, ShmLayout.EVENT_ENTRY);
+        immOut = new SpscRing(outFile, out + theirs.immRingOffset, theirs.immCapacity, ShmLayout.IMM_ENTRY);
+        outChunksFreed = out + ShmLayout.AREA_CHUNKS_FREED;
+        outBounce = out + theirs.bounceOffset;
+        outChunkCount = theirs.chunkCount;
+        outChunkSize = theirs.chunkSize;
+
+        // The peer may have every one of its requests posted as a receive to us, and a send may
+        // need a CTS behind any number of unmatched ones: hold them all rather than deadlock.
+        cts = new CtsQueue(64, theirs.requestCapacity);
+        unmatchedSends = new SlotQueue(requests.next);
+        activeSends = new SlotQueue(requests.next);
+        pendingImmediates = new SlotQueue(requests.next);
+        unpublishedReceives = new SlotQueue(requests.next);
+    }
+
+    @Override
+    public int peer() {
+        return peer;
+    }
+
+    PeerMapping remote() {
+        return remote;
+    }
+
+    // ---------------------------------------------------------------- operations
+
+    @Override
+    public long isend(RegisteredBuffer source, long offset, long length, int tag) {
+        ShmRegistration src = transport.usable(source, "isend source");
+        checkRange(src, offset, length, "isend");
+        checkOpen();
+        int slot = acquire(RequestTable.SEND, tag, src.segment, offset, length);
+        unmatchedSends.add(slot);
+        matchNeeded = true;
+        progress(); // latency: a receive that is already posted gets the data right away
+        return requests.id(slot);
+    }
+
+    @Override
+    public long irecv(RegisteredBuffer target, long offset, long capacity, int tag) {
+        ShmRegistration dst = transport.usable(target, "irecv target");
+        checkRange(dst, offset, capacity, "irecv");
+        checkOpen();
+        int slot = acquire(RequestTable.RECV, tag, dst.segment, offset, capacity);
+        boolean direct = dst.regionKey() != 0;
+        requests.ctsKind[slot] = direct ? KIND_DIRECT : KIND_BOUNCE;
+        requests.ctsRegion[slot] = direct ? dst.regionKey() : 0;
+        requests.ctsAddress[slot] = direct ? dst.slabAddress() + offset : 0;
+        unpublishedReceives.add(slot);
+        publishReceives();
+        return requests.id(slot);
+    }
+
+    /** Publishes CTS entries for posted receives, oldest first, while the CTS ring has room. */
+    private int publishReceives() {
+        int work = 0;
+        for (int r = unpublishedReceives.first(); r >= 0; r = unpublishedReceives.first()) {
+            long e = ctsOut.claim();
+            if (e < 0) {
+                break;
+            }
+            inFile.set(ValueLayout.JAVA_LONG, e + CTS_RECV_ID, requests.id(r));
+            inFile.set(ValueLayout.JAVA_LONG, e + CTS_CAPACITY, requests.length[r]);
+            inFile.set(ValueLayout.JAVA_INT, e + CTS_TAG, requests.tag[r]);
+            inFile.set(ValueLayout.JAVA_INT, e + CTS_KIND, requests.ctsKind[r]);
+            inFile.set(ValueLayout.JAVA_LONG, e + CTS_REGION, requests.ctsRegion[r]);
+            inFile.set(ValueLayout.JAVA_LONG, e + CTS_ADDRESS, requests.ctsAddress[r]);
+            ctsOut.publish();
+            unpublishedReceives.remove(r, -1);
+            work++;
+        }
+        return work;
+    }
+
+    @Override
+    public long write(RegisteredBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset,
+                      long length, long immediate) {
+        ShmRegistration src = transport.usable(source, "write source");
+        checkRange(src, sourceOffset, length, "write");
+        if (immediate != NO_IMMEDIATE && (immediate < 0 || immediate > 0xFFFF_FFFFL)) {
+            throw new IllegalArgumentException("immediate " + immediate + " is not an unsigned 32-bit value");
+        }
+        checkOpen();
+        MemorySegment dst = resolve(target, targetOffset, length, "write");
+        int slot = acquire(RequestTable.WRITE, 0, null, 0, length);
+        // Release semantics for the data: stores the caller made before this write (e.g. into
+        // the source) are not reordered after the copy, and the immediate is published after it.
+        VarHandle.releaseFence();
+        MemorySegment.copy(src.segment, sourceOffset, dst, target.address() + targetOffset, length);
+        if (immediate == NO_IMMEDIATE) {
+            requests.complete(slot, length);
+        } else {
+            requests.immediate[slot] = immediate;
+            pendingImmediates.add(slot);
+            flushImmediates();
+        }
+        return requests.id(slot);
+    }
+
+    @Override
+    public long read(RegisteredBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset, long length) {
+        ShmRegistration dst = transport.usable(target, "read target");
+        checkRange(dst, targetOffset, length, "read");
+        checkOpen();
+        MemorySegment src = resolve(source, sourceOffset, length, "read");
+        int slot = acquire(RequestTable.READ, 0, null, 0, length);
+        VarHandle.acquireFence();
+        MemorySegment.copy(src, source.address() + sourceOffset, dst.segment, targetOffset, length);
+        requests.complete(slot, length);
+        return requests.id(slot);
+    }
+
+    @Override
+    public long pollImmediate() {
+        transport.progressAll();
+        long e = immIn.peek();
+        if (e >= 0) {
+            long value = inFile.get(ValueLayout.JAVA_LONG, e);
+            immIn.release();
+            return value;
+        }
+        if (failure != null) {
+            throw new TransportException(peer, "shm rank " + rank + ": no immediate can arrive from peer " + peer
+                    + " any more: " + failure, failureCause);
+        }
+        return NO_IMMEDIATE;
+    }
+
+    @Override
+    public void flush() {
+        // Copies happen when posted or in progress(); there is no batch to hand over, but a flush
+        // is where a caller expects progress.
+        checkOpen();
+        transport.progressAll();
+    }
+
+    // ---------------------------------------------------------------- progress
+
+    /** One round of both directions plus the peer's liveness; returns the work done. */
+    int progress() {
+        if (failure != null) {
+            return 0;
+        }
+        try {
+            int work = progressInbound() + progressOutbound();
+            checkPeer();
+            return work;
+        } catch (ProtocolViolation | IllegalStateException | IndexOutOfBoundsException e) {
+            fail("shm protocol violation on the connection rank " + rank + " <-> peer " + peer + ": " + e.getMessage(), e);
+            return 1;
+        }
+    }
+
+    private int progressInbound() {
+        int work = publishReceives();
+        for (long e = eventsIn.peek(); e >= 0; e = eventsIn.peek()) {
+            long recvId = inFile.get(ValueLayout.JAVA_LONG, e + EV_RECV_ID);
+            long length = inFile.get(ValueLayout.JAVA_LONG, e + EV_LENGTH);
+            int type = inFile.get(ValueLayout.JAVA_INT, e + EV_TYPE);
+            long aux = inFile.get(ValueLayout.JAVA_LONG, e + EV_AUX);
+            int slot = requests.slotOf(recvId);
+            if (slot < 0 || requests.kind[slot] != RequestTable.RECV || requests.peer[slot] != peer
+                    || requests.state[slot] != RequestTable.PENDING) {
+                throw new ProtocolViolation("event " + type + " for request " + recvId + ", which is no pending irecv from peer " + peer);
+            }
+            switch (type) {
+                case EV_DONE -> {
+                    if (length < 0 || length > requests.length[slot]) {
+                        throw new ProtocolViolation("DONE of " + length + " bytes for an irecv of " + requests.length[slot]);
+                    }
+                    requests.complete(slot, length);
+                }
+                case EV_CHUNK, EV_LAST_CHUNK -> copyChunkOut(slot, length, type == EV_LAST_CHUNK);
+                case EV_TOO_LONG -> requests.fail(slot, "peer " + peer + " sent " + aux + " bytes under tag "
+                        + requests.tag[slot] + ", more than the " + requests.length[slot] + " bytes this irecv offered", null);
+                case EV_BAD_TARGET -> requests.fail(slot, "peer " + peer + " refused to write " + length
+                        + " bytes into this irecv's target: region key " + aux + " is not (any longer) registered", null);
+                default -> throw new ProtocolViolation("unknown event type " + type);
+            }
+            eventsIn.release();
+            work++;
+        }
+        return work;
+    }
+
+    private void copyChunkOut(int slot, long length, boolean last) {
+        long received = requests.done[slot];
+        if (length < 0 || length > inChunkSize || length > requests.length[slot] - received) {
+            throw new ProtocolViolation("chunk of " + length + " bytes after " + received + " for an irecv of "
+                    + requests.length[slot] + " (chunk size " + inChunkSize + ")");
+        }
+        long from = inBounce + (chunksCopied % inChunkCount) * inChunkSize;
+        MemorySegment.copy(inFile, from, requests.segment[slot], requests.segmentOffset[slot] + received, length);
+        chunksCopied++;
+        LONG.setRelease(inFile, inChunksFreed, chunksCopied);
+        requests.done[slot] = received + length;
+        if (last) {
+            requests.complete(slot, received + length);
+        }
+    }
+
+    private int progressOutbound() {
+        int work = 0;
+        for (long e; cts.hasRoom() && (e = ctsIn.peek()) >= 0; work++) {
+            long recvId = outFile.get(ValueLayout.JAVA_LONG, e + CTS_RECV_ID);
+            long capacity = outFile.get(ValueLayout.JAVA_LONG, e + CTS_CAPACITY);
+            int tag = outFile.get(ValueLayout.JAVA_INT, e + CTS_TAG);
+            int kind = outFile.get(ValueLayout.JAVA_INT, e + CTS_KIND);
+            if (capacity < 0 || (kind != KIND_DIRECT && kind != KIND_BOUNCE)) {
+                throw new ProtocolViolation("malformed CTS entry: capacity " + capacity + ", kind " + kind);
+            }
+            cts.add(recvId, capacity, tag, kind, outFile.get(ValueLayout.JAVA_LONG, e + CTS_REGION),
+                    outFile.get(ValueLayout.JAVA_LONG, e + CTS_ADDRESS));
+            ctsIn.release();
+            matchNeeded = true;
+        }
+        if (matchNeeded) {
+            matchNeeded = false;
+            match();
+        }
+        for (int s = activeSends.first(); s >= 0 && transfer(s); s = activeSends.first()) {
+            activeSends.remove(s, -1);
+            work++;
+        }
+        return work + flushImmediates();
+    }
+
+    /** Pairs sends with CTS entries: per tag, the k-th send with the k-th receive. */
+    private void match() {
+        int previous = -1;
+        for (int s = unmatchedSends.first(); s >= 0 && !cts.isEmpty(); ) {
+            int after = unmatchedSends.next(s);
+            if (cts.takeInto(requests.tag[s], requests, s)) {
+                unmatchedSends.remove(s, previous);
+                activeSends.add(s);
+            } else {
+                previous = s;
+            }
+            s = after;
+        }
+    }
+
+    /** Moves a matched send forward; true once it completed or failed. */
+    private boolean transfer(int s) {
+        long length = requests.length[s];
+        long recvId = requests.ctsRecvId[s];
+        if (length > requests.ctsCapacity[s]) {
+            long e = eventsOut.claim();
+            if (e < 0) {
+                return false;
+            }
+            postEvent(e, recvId, EV_TOO_LONG, requests.ctsCapacity[s], length);
+            requests.fail(s, "the matching irecv of peer " + peer + " offered only " + requests.ctsCapacity[s] + " bytes", null);
+            return true;
+        }
+        if (length == 0 || requests.ctsKind[s] == KIND_DIRECT) {
+            return transferDirect(s, length, recvId);
+        }
+        while (requests.done[s] < length) {
+            if (chunksWritten - chunksFreedSeen >= outChunkCount) {
+                chunksFreedSeen = (long) LONG.getAcquire(outFile, outChunksFreed);
+                if (chunksFreedSeen > chunksWritten || chunksFreedSeen < chunksWritten - outChunkCount) {
+                    throw new ProtocolViolation("bounce credit counter " + chunksFreedSeen + " with " + chunksWritten + " chunks sent");
+                }
+                if (chunksWritten - chunksFreedSeen >= outChunkCount) {
+                    return false;
+                }
+            }
+            long e = eventsOut.claim();
+            if (e < 0) {
+                return false;
+            }
+            long sent = requests.done[s];
+            long n = Math.min(outChunkSize, length - sent);
+            long to = outBounce + (chunksWritten % outChunkCount) * outChunkSize;
+            MemorySegment.copy(requests.segment[s], requests.segmentOffset[s] + sent, outFile, to, n);
+            chunksWritten++;
+            requests.done[s] = sent + n;
+            postEvent(e, recvId, sent + n == length ? EV_LAST_CHUNK : EV_CHUNK, n, 0);
+        }
+        requests.complete(s, length);
+        return true;
+    }
+
+    private boolean transferDirect(int s, long length, long recvId) {
+        long e = eventsOut.claim();
+        if (e < 0) {
+            return false;
+        }
+        if (length > 0) {
+            long address = requests.ctsAddress[s];
+            long region = requests.ctsRegion[s];
+            MemorySegment target = peerSlab(remote.regions.resolve(region, address, length), address, length);
+            if (target == null) {
+                postEvent(e, recvId, EV_BAD_TARGET, length, region);
+                requests.fail(s, "the matching irecv of peer " + peer + " names region key " + region + " at "
+                        + address + " (+" + length + " bytes), which peer " + peer + " has not registered", null);
+                return true;
+            }
+            MemorySegment.copy(requests.segment[s], requests.segmentOffset[s], target, address, length);
+        }
+        postEvent(e, recvId, EV_DONE, length, 0);
+        requests.complete(s, length);
+        return true;
+    }
+
+    private void postEvent(long e, long recvId, int type, long length, long aux) {
+        outFile.set(ValueLayout.JAVA_LONG, e + EV_RECV_ID, recvId);
+        outFile.set(ValueLayout.JAVA_LONG, e + EV_LENGTH, length);
+        outFile.set(ValueLayout.JAVA_INT, e + EV_TYPE, type);
+        outFile.set(ValueLayout.JAVA_LONG, e + EV_AUX, aux);
+        eventsOut.publish();
+    }
+
+    private int flushImmediates() {
+        int work = 0;
+        for (int s = pendingImmediates.first(); s >= 0; s = pendingImmediates.first()) {
+            long e = immOut.claim();
+            if (e < 0) {
+                break;
+            }
+            outFile.set(ValueLayout.JAVA_LONG, e, requests.immediate[s]);
+            immOut.publish();
+            pendingImmediates.remove(s, -1);
+            requests.complete(s, requests.length[s]);
+            work++;
+        }
+        return work;
+    }
+
+    /** Fails the connection when the peer closed, aborted or died, after taking what it delivered. */
+    private void checkPeer() {
+        long state = remote.state();
+        if (state == ShmLayout.STATE_CLOSED || state == ShmLayout.STATE_ABORTED) {
+            progressInbound();
+            fail("peer " + peer + " " + (state == ShmLayout.STATE_CLOSED ? "closed its transport" : "aborted"), null);
+            return;
+        }
+        long now = System.nanoTime();
+        if (now - nextLivenessCheck >= 0) {
+            nextLivenessCheck = now + LIVENESS_INTERVAL_NANOS;
+            if (!remote.alive()) {
+                progressInbound();
+                fail("peer " + peer + " (pid " + remote.info.pid() + ") died", null);
+                remote.deleteFiles();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- failure
+
+    /** Fails every pending request to the peer and every later operation on this connection. */
+    void fail(String message, Throwable cause) {
+        if (failure != null) {
+            return;
+        }
+        failure = message;
+        failureCause = cause;
+        for (int slot = 0; slot < requests.capacity; slot++) {
+            if (requests.state[slot] == RequestTable.PENDING && requests.peer[slot] == peer) {
+                requests.fail(slot, message, cause);
+            }
+        }
+        unmatchedSends.clear();
+        activeSends.clear();
+        pendingImmediates.clear();
+        unpublishedReceives.clear();
+        cts.clear();
+    }
+
+    boolean failed() {
+        return failure != null;
+    }
+
+    /** What a pending request is waiting for, for timeout messages. */
+    String describe(int slot) {
+        byte kind = requests.kind[slot];
+        String op = RequestTable.kindName(kind) + " of " + requests.length[slot] + " bytes"
+                + (kind == RequestTable.SEND || kind == RequestTable.RECV ? " under tag " + requests.tag[slot] : "")
+                + (kind == RequestTable.RECV ? " from" : " to") + " peer " + peer;
+        if (requests.state[slot] != RequestTable.PENDING) {
+            return op;
+        }
+        return op + switch (kind) {
+            case RequestTable.SEND -> requests.done[slot] > 0
+                    ? " (" + requests.done[slot] + " bytes sent, waiting for peer " + peer + " to drain its bounce buffer)"
+                    : inQueue(unmatchedSends, slot) ? " (no matching irecv posted by peer " + peer + " yet)"
+                    : " (matched, waiting for room in peer " + peer + "'s event ring)";
+            case RequestTable.RECV -> inQueue(unpublishedReceives, slot)
+                    ? " (waiting for peer " + peer + " to take earlier clear-to-send entries)"
+                    : " (" + requests.done[slot] + " bytes received; waiting for peer " + peer + " to send)";
+            case RequestTable.WRITE -> " (data written, waiting for room in peer " + peer + "'s immediate ring)";
+            default -> "";
+        };
+    }
+
+    private static boolean inQueue(SlotQueue q, int slot) {
+        for (int s = q.first(); s >= 0; s = q.next(s)) {
+            if (s == slot) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private int acquire(byte kind, int tag, MemorySegment segment, long offset, long length) {
+        int slot = requests.acquire(kind, peer, tag, segment, offset, length);
+        if (slot < 0) {
+            throw new TransportException(peer, "shm rank " + rank + ": all " + requests.capacity
+                    + " requests are outstanding; test or await some before posting more (RDMA4J_MAX_REQUESTS)");
+        }
+        return slot;
+    }
+
+    private void checkOpen() {
+        transport.checkUsable();
+        if (failure != null) {
+            throw new TransportException(peer, "shm connection rank " + rank + " -> peer " + peer + " failed: " + failure,
+                    failureCause);
+        }
+    }
+
+    private static void checkRange(ShmRegistration buffer, long offset, long length, String op) {
+        long size = buffer.segment.byteSize();
+        if (offset < 0 || length < 0 || offset > size || length > size - offset) {
+            throw new IllegalArgumentException(op + " of " + length + " bytes at offset " + offset
+                    + " outside a registered buffer of " + size + " bytes");
+        }
+    }
+
+    /**
+     * The peer's mapped slab that holds {@code [target.address() + offset, + length)}, after
+     * checking the descriptor against the peer's region table.
+     */
+    private MemorySegment resolve(RemoteBuffer target, long offset, long length, String op) {
+        if (target.owner() != peer) {
+            throw new IllegalArgumentException(op + ": remote buffer of rank " + target.owner()
+                    + " used on the connection to peer " + peer);
+        }
+        if (!target.contains(offset, length)) {
+            throw new IllegalArgumentException(op + " of " + length + " bytes at offset " + offset
+                    + " outside remote buffer " + target);
+        }
+        long address = target.address() + offset;
+        int slab = remote.regions.resolve(target.key(), address, length);
+        MemorySegment mapped = peerSlab(slab, address, length);
+        if (mapped == null) {
+            throw new TransportException(peer, op + ": " + target + " is not a region peer " + peer
+                    + (slab == RegionTable.OUT_OF_BOUNDS ? " registered with these bounds" : " has registered (any longer)"));
+        }
+        if (!target.name().equals(remote.slabName(slab))) {
+            throw new IllegalArgumentException(op + ": " + target + " names file '" + target.name()
+                    + "' but its region lives in '" + remote.slabName(slab) + "'");
+        }
+        return mapped;
+    }
+
+    /** The mapped slab for a {@link RegionTable#resolve} result, or null if the range is not registered. */
+    private MemorySegment peerSlab(int slab, long address, long length) {
+        if (slab < 0) {
+            return null;
+        }
+        MemorySegment mapped;
+        try {
+            mapped = remote.slab(slab);
+        } catch (IOException e) {
+            throw new TransportException(peer, "shm rank " + rank + ": cannot map slab " + slab + " of peer " + peer + ": " + e, e);
+        }
+        return address + length <= mapped.byteSize() ? mapped : null;
+    }
+
+    /** The peer broke the protocol (or its memory was corrupted): the connection is failed. */
+    private static final class ProtocolViolation extends RuntimeException {
+        ProtocolViolation(String message) {
+            super(message, null, false, false);
+        }
+    }
+}

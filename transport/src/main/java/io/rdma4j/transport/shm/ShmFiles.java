@@ -1,0 +1,109 @@
+package io.rdma4j.transport.shm;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Names of one rank's shared files and the cleanup rule for files whose process is gone.
+ *
+ * <p>Every file is named {@code rdma4j-<job>-r<rank>-p<pid>-<kind>} with kind {@code ctl} (the
+ * control file) or {@code heap<N>} (a slab of remotely accessible buffers). Cleanup rule:
+ * <ol>
+ *   <li>a transport unlinks its own files in {@code close()} (and from a shutdown hook when the
+ *       JVM exits without closing it);</li>
+ *   <li>a rank that sees a peer die unlinks the peer's files;</li>
+ *   <li>every transport, when it starts, unlinks any {@code rdma4j-*} file in its directory whose
+ *       pid is not a live process, or is a live process that started after the file was last
+ *       written (the pid was reused).</li>
+ * </ol>
+ * So a crashed job leaves nothing behind once any of its ranks survives to notice, or at the
+ * latest when the next job starts on that host.
+ */
+final class ShmFiles {
+    private static final Pattern OWNED = Pattern.compile("rdma4j-.+-r\\d+-p(\\d+)-(?:ctl|heap\\d+)");
+    private static final long PID_REUSE_SLACK_MILLIS = 2_000;
+
+    private final Path dir;
+    private final String prefix;
+
+    ShmFiles(Path dir, String prefix) {
+        this.dir = dir;
+        this.prefix = prefix;
+    }
+
+    static String prefix(String job, int rank, long pid) {
+        return "rdma4j-" + sanitize(job) + "-r" + rank + "-p" + pid;
+    }
+
+    Path dir() {
+        return dir;
+    }
+
+    String prefix() {
+        return prefix;
+    }
+
+    Path control() {
+        return dir.resolve(prefix + "-ctl");
+    }
+
+    String slabName(int slab) {
+        return prefix + "-heap" + slab;
+    }
+
+    Path slab(int slab) {
+        return dir.resolve(slabName(slab));
+    }
+
+    /** Unlinks every file of this rank (the control file and all slabs). Returns how many. */
+    int deleteAll() {
+        int deleted = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, prefix + "-*")) {
+            for (Path f : files) {
+                if (MappedFile.deleteQuietly(f)) {
+                    deleted++;
+                }
+            }
+        } catch (IOException e) {
+            // The directory itself is gone or unreadable: nothing of ours is left to delete.
+        }
+        return deleted;
+    }
+
+    /** Unlinks the files in {@code dir} left by processes that no longer exist (rule 3). */
+    static int reapStale(Path dir) {
+        int deleted = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "rdma4j-*")) {
+            for (Path f : files) {
+                Matcher m = OWNED.matcher(f.getFileName().toString());
+                if (m.matches() && isStale(f, Long.parseLong(m.group(1))) && MappedFile.deleteQuietly(f)) {
+                    deleted++;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // Best effort: an unreadable directory fails loudly later, when our own file is created.
+        }
+        return deleted;
+    }
+
+    private static boolean isStale(Path file, long pid) throws IOException {
+        Optional<ProcessHandle> process = ProcessHandle.of(pid);
+        if (process.isEmpty() || !process.get().isAlive()) {
+            return true;
+        }
+        Optional<Instant> started = process.get().info().startInstant();
+        long written = Files.getLastModifiedTime(file).toMillis();
+        return started.isPresent() && started.get().toEpochMilli() > written + PID_REUSE_SLACK_MILLIS;
+    }
+
+    private static String sanitize(String job) {
+        String s = job == null || job.isEmpty() ? "job" : job.replaceAll("[^A-Za-z0-9_.]", "_");
+        return s.length() > 64 ? s.substring(0, 64) : s;
+    }
+}

@@ -1,0 +1,362 @@
+package io.rdma4j.transport.shm;
+
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.IdleStrategy;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.Transport;
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.TransportTimeoutException;
+import io.rdma4j.transport.bootstrap.Store;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The shared-memory provider, for ranks on one host (separate processes or threads).
+ *
+ * <p>Each rank creates a control file {@code <shmDir>/rdma4j-<id>-r<rank>-p<pid>-ctl} (rings,
+ * bounce buffers and the region table; see {@link ShmLayout}) and, on demand, slab files
+ * {@code ...-heap<N>} from which {@link #allocate} carves remotely accessible buffers; it
+ * publishes its pid and file prefix in the store under {@code rdma4j/shm/rank/<rank>}. A
+ * connection maps the peer's control file; the peer's slabs are mapped when first targeted.
+ * A one-sided write is a copy into the peer's mapping; two-sided messages follow the
+ * receiver-driven protocol of {@link ShmConnection}.
+ *
+ * <p><b>Threads.</b> An instance is used by one thread at a time (the collectives' progress
+ * thread); {@link #abort} may be called from any thread. No thread of its own runs: progress
+ * happens in {@link #test}, {@link #await}, {@link Connection#pollImmediate()} and
+ * {@link Connection#flush()}, and nothing on that path allocates.
+ *
+ * <p><b>Faults.</b> While progressing, every connection polls its peer's state word (closed or
+ * aborted) and, every 10 ms, whether the peer's pid is alive; a dead peer fails all pending
+ * requests to it with a {@link TransportException} naming it, and its files are unlinked.
+ * {@link #close} and {@link #abort} publish their state so peers fail promptly too. Cleanup
+ * rule for files: see {@link ShmFiles}.
+ */
+public final class ShmTransport implements Transport {
+    /**
+     * Bounce buffer per directed pair: {@value #CHUNK_COUNT} chunks of {@value #CHUNK_BYTES}
+     * bytes. With the rings below, one peer's area is about 1.1 MiB of the (sparse) control file,
+     * and only a pair that uses the bounce path ever touches its chunks.
+     */
+    static final int CHUNK_COUNT = 8;
+    static final long CHUNK_BYTES = 128L << 10;
+    /** Per-peer ring sizes; receives beyond the CTS ring wait locally, see ShmConnection. */
+    static final int CTS_RING = 256;
+    static final int EVENT_RING = 512;
+    static final int IMMEDIATE_RING = 1024;
+    static final int REGION_CAPACITY = 4096;
+
+    private final int rank;
+    private final int size;
+    private final Duration timeout;
+    private final IdleStrategy idle;
+    private final ShmFiles files;
+    private final MappedFile control;
+    private final ShmLayout layout;
+    private final ShmHeap heap;
+    private final RequestTable requests;
+    private final Store store;
+    private final ShmConnection[] connections;
+    private final ShmConnection[] connected;
+    private int connectedCount;
+    private final List<CachedRegistration> registrations = new ArrayList<>();
+    private final Thread cleanupHook;
+
+    private boolean closed;
+    private volatile Throwable abortCause;
+    private boolean abortApplied;
+
+    public ShmTransport(TransportConfig config, Store store, int rank, int size) {
+        if (config == null || store == null) {
+            throw new IllegalArgumentException("config and store must not be null");
+        }
+        if (size < 1 || rank < 0 || rank >= size) {
+            throw new IllegalArgumentException("rank " + rank + " outside a group of size " + size);
+        }
+        config.logOnce();
+        this.rank = rank;
+        this.size = size;
+        this.store = store;
+        this.timeout = config.timeout();
+        this.idle = config.newIdleStrategy();
+        Path dir = config.shmDir();
+        if (!Files.isDirectory(dir) || !Files.isWritable(dir)) {
+            throw new TransportException(-1, "shm: directory " + dir + " does not exist or is not writable (set RDMA4J_SHM_DIR)");
+        }
+        ShmFiles.reapStale(dir);
+
+        long pid = ProcessHandle.current().pid();
+        String id = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+        files = new ShmFiles(dir, ShmFiles.prefix(id, rank, pid));
+        layout = new ShmLayout(rank, size, CTS_RING, EVENT_RING, IMMEDIATE_RING, CHUNK_COUNT, CHUNK_BYTES,
+                REGION_CAPACITY, config.maxOutstandingRequests());
+        requests = new RequestTable(config.maxOutstandingRequests());
+        connections = new ShmConnection[size];
+        connected = new ShmConnection[size];
+
+        control = MappedFile.create(files.control(), layout.fileSize);
+        cleanupHook = new Thread(files::deleteAll, "rdma4j-shm-cleanup-r" + rank);
+        try {
+            layout.writeHeader(control.segment(), pid);
+            heap = new ShmHeap(this, files, new RegionTable(control.segment(), layout));
+            Runtime.getRuntime().addShutdownHook(cleanupHook);
+            store.set(PeerInfo.storeKey(rank),
+                    new PeerInfo(rank, pid, dir.toString(), files.prefix(), PeerInfo.localHost()).toBytes());
+        } catch (RuntimeException e) {
+            control.close();
+            files.deleteAll();
+            removeHook();
+            throw e;
+        }
+    }
+
+    @Override
+    public String provider() {
+        return "shm";
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    /** The directory and name prefix of this rank's files (for diagnostics and tests). */
+    public Path controlFile() {
+        return files.control();
+    }
+
+    @Override
+    public RegisteredBuffer allocate(long bytes) {
+        checkUsable();
+        return heap.allocate(bytes);
+    }
+
+    @Override
+    public RegisteredBuffer register(MemorySegment segment) {
+        checkUsable();
+        if (segment == null || !segment.isNative()) {
+            throw new IllegalArgumentException("register() needs an off-heap (native) segment, got " + segment);
+        }
+        for (int i = 0; i < registrations.size(); i++) {
+            CachedRegistration r = registrations.get(i);
+            if (r.matches(segment)) {
+                return r;
+            }
+        }
+        // A miss: drop entries whose memory is gone, so the cache cannot grow with dead segments.
+        registrations.removeIf(r -> r.unusableReason() != null);
+        CachedRegistration r = new CachedRegistration(this, segment, heap.containing(segment));
+        registrations.add(r);
+        return r;
+    }
+
+    @Override
+    public Connection connection(int peer) {
+        checkUsable();
+        if (peer < 0 || peer >= size || peer == rank) {
+            throw new IllegalArgumentException("rank " + rank + " has no connection to peer " + peer + " (group of " + size + ")");
+        }
+        ShmConnection c = connections[peer];
+        if (c != null) {
+            return c;
+        }
+        byte[] descriptor;
+        try {
+            descriptor = store.get(PeerInfo.storeKey(peer), timeout);
+        } catch (TransportTimeoutException e) {
+            throw new TransportTimeoutException(peer, "shm rank " + rank + ": peer " + peer
+                    + " did not publish its shared-memory files within " + timeout.toMillis() + " ms: " + e.getMessage());
+        }
+        PeerInfo info = PeerInfo.fromBytes(descriptor);
+        String here = PeerInfo.localHost();
+        if (info.rank() != peer) {
+            throw new TransportException(peer, "shm: store entry of peer " + peer + " describes rank " + info.rank());
+        }
+        if (!info.host().equals(here)) {
+            throw new TransportException(peer, "shm: peer " + peer + " runs on another host or pid namespace ("
+                    + info.host() + ", here " + here + "); the shm provider needs all ranks on one host");
+        }
+        PeerMapping remote;
+        try {
+            remote = PeerMapping.open(info, size);
+        } catch (IOException | RuntimeException e) {
+            throw new TransportException(peer, "shm rank " + rank + ": cannot open the files of peer " + peer
+                    + " (pid " + info.pid() + ", " + info.dir() + "/" + info.prefix() + "-*): " + e.getMessage(), e);
+        }
+        c = new ShmConnection(this, requests, control.segment(), layout, remote);
+        connections[peer] = c;
+        connected[connectedCount++] = c;
+        return c;
+    }
+
+    @Override
+    public long test(long request) {
+        int slot = slotOf(request);
+        if (requests.state[slot] == RequestTable.PENDING) {
+            progressAll();
+        }
+        return outcome(slot);
+    }
+
+    @Override
+    public long await(long request, long timeoutNanos) {
+        int slot = slotOf(request);
+        long deadline = System.nanoTime() + timeoutNanos;
+        idle.reset();
+        while (true) {
+            int work = requests.state[slot] == RequestTable.PENDING ? progressAll() : 0;
+            long result = outcome(slot);
+            if (result != PENDING) {
+                return result;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                int peer = requests.peer[slot];
+                throw new TransportTimeoutException(peer, "shm rank " + rank + ": " + connections[peer].describe(slot)
+                        + " did not complete within " + Math.max(0, timeoutNanos / 1_000_000) + " ms");
+            }
+            idle.idle(work);
+        }
+    }
+
+    @Override
+    public void abort(Throwable cause) {
+        if (abortCause != null) {
+            return;
+        }
+        abortCause = cause != null ? cause : new TransportException(-1, "aborted");
+        try {
+            ShmLayout.setState(control.segment(), ShmLayout.STATE_ABORTED);
+        } catch (IllegalStateException alreadyUnmapped) {
+            // closed concurrently: peers see CLOSED instead, which fails them just the same
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            ShmLayout.setState(control.segment(), ShmLayout.STATE_CLOSED);
+            for (int i = 0; i < connectedCount; i++) {
+                connected[i].fail("shm transport of rank " + rank + " was closed", null);
+            }
+            heap.freeAll();
+        } finally {
+            for (int i = 0; i < connectedCount; i++) {
+                connected[i].remote().close();
+            }
+            heap.close();
+            control.close();
+            files.deleteAll();
+            removeHook();
+        }
+    }
+
+    // ---------------------------------------------------------------- package-private plumbing
+
+    /** One progress round over every connection; returns the work done. */
+    int progressAll() {
+        if (abortCause != null) {
+            applyAbort();
+        }
+        int work = 0;
+        for (int i = 0; i < connectedCount; i++) {
+            work += connected[i].progress();
+        }
+        return work;
+    }
+
+    void checkUsable() {
+        if (closed) {
+            throw new TransportException(-1, "shm transport of rank " + rank + " is closed");
+        }
+        Throwable cause = abortCause;
+        if (cause != null) {
+            applyAbort();
+            throw new TransportException(-1, "shm transport of rank " + rank + " was aborted: " + cause, cause);
+        }
+    }
+
+    /** The registration behind {@code buffer} if it is one of ours and still usable. */
+    ShmRegistration usable(RegisteredBuffer buffer, String role) {
+        if (!(buffer instanceof ShmRegistration r) || r.transport != this) {
+            throw new IllegalArgumentException(role + " " + buffer + " was not registered with this shm transport (rank " + rank + ")");
+        }
+        String why = r.unusableReason();
+        if (why != null) {
+            throw new IllegalStateException(role + ": " + why);
+        }
+        return r;
+    }
+
+    void free(ShmBuffer buffer) {
+        if (!closed) {
+            heap.free(buffer);
+        }
+    }
+
+    // ---------------------------------------------------------------- internals
+
+    private int slotOf(long request) {
+        if (closed) {
+            throw new TransportException(-1, "shm transport of rank " + rank + " is closed; request " + request + " was dropped");
+        }
+        int slot = requests.slotOf(request);
+        if (slot < 0) {
+            throw new IllegalArgumentException("unknown request id " + request + " (already completed and released, or never issued)");
+        }
+        return slot;
+    }
+
+    /** The result of a finished request (releasing it), or PENDING. */
+    private long outcome(int slot) {
+        byte state = requests.state[slot];
+        if (state == RequestTable.DONE) {
+            long bytes = requests.done[slot];
+            requests.release(slot);
+            return bytes;
+        }
+        if (state == RequestTable.FAILED) {
+            int peer = requests.peer[slot];
+            String message = "shm rank " + rank + ": " + connections[peer].describe(slot) + " failed: " + requests.failure[slot];
+            Throwable cause = requests.cause[slot];
+            requests.release(slot);
+            throw new TransportException(peer, message, cause);
+        }
+        return PENDING;
+    }
+
+    private void applyAbort() {
+        if (abortApplied) {
+            return;
+        }
+        abortApplied = true;
+        for (int i = 0; i < connectedCount; i++) {
+            connected[i].fail("shm transport of rank " + rank + " was aborted: " + abortCause, abortCause);
+        }
+    }
+
+    private void removeHook() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(cleanupHook);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook is running or about to: it only deletes files, which is what close does too
+        }
+    }
+}

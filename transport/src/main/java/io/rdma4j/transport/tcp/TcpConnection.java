@@ -1,0 +1,586 @@
+package io.rdma4j.transport.tcp;
+
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.TransportException;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.Arrays;
+
+/**
+ * The socket to one peer and the state of both directions of its byte stream. Outgoing frames
+ * are queued as small long-encoded entries (below) and encoded into a staging buffer when the
+ * socket can take them; small payloads are copied into the staging buffer, large ones are written
+ * from the registered memory right after it. Incoming frames are parsed from an
+ * input buffer; payloads go straight into their registered target (large ones are read into it
+ * from the socket directly). Every method runs under the transport's lock.
+ *
+ * <p>Queue entries: {@code CTS id}, {@code DATA id}, {@code WRITE id}, {@code READ_REQ id},
+ * {@code SEND_ERR recvId length}, {@code READ_RESP readId key offset length}. Entries naming a
+ * local request are skipped if that request failed meanwhile.
+ */
+final class TcpConnection implements Connection {
+    private static final int STAGING_BYTES = 256 << 10;
+    private static final int INPUT_BYTES = 256 << 10;
+    /** Payloads up to this size are copied into the staging buffer: one syscall for many small frames. */
+    private static final int COPY_PAYLOAD_MAX = 32 << 10;
+    /** Payload remainders from this size are read from the socket straight into the target. */
+    private static final int DIRECT_READ_MIN = 64 << 10;
+    private static final long NONE = -1;
+
+    private final TcpTransport transport;
+    private final RequestTable requests;
+    final int peer;
+    final String peerAddress;
+    private final SocketChannel channel;
+    SelectionKey selectionKey;
+    TransportException failure;
+
+    // Outgoing.
+    private final LongRing out = new LongRing(64);
+    private final ByteBuffer staging = ByteBuffer.allocateDirect(STAGING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+    private final MemorySegment stagingSegment = MemorySegment.ofBuffer(staging);
+    private int stageFill;
+    private int stageFlushed;
+    private TcpBuffer writeBuffer;
+    private long writeOffset;
+    private long writeRemaining;
+    private long writeCompletes = NONE;
+
+    // Incoming.
+    private final ByteBuffer input = ByteBuffer.allocateDirect(INPUT_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+    private final MemorySegment inputSegment = MemorySegment.ofBuffer(input);
+    private int inPos;
+    private int inLimit;
+    private TcpBuffer readBuffer;
+    private long readOffset;
+    private long readRemaining;
+    private int readType;
+    private long readId;
+    private long readLength;
+    private long readImmediate;
+
+    // Two-sided matching: sends waiting for a CTS (linked through RequestTable.next) and CTSs
+    // that arrived before their send, both in arrival order.
+    int pendingSendHead = -1;
+    private int pendingSendTail = -1;
+    private int[] ctsTag = new int[16];
+    private long[] ctsRecvId = new long[16];
+    private long[] ctsCapacity = new long[16];
+    private int ctsCount;
+
+    private final LongRing immediates = new LongRing(16);
+
+    TcpConnection(TcpTransport transport, int peer, SocketChannel channel, String peerAddress) {
+        this.transport = transport;
+        this.requests = transport.requests;
+        this.peer = peer;
+        this.channel = channel;
+        this.peerAddress = peerAddress;
+    }
+
+    // ---- Connection API: delegated to the transport, which owns the lock and the request table.
+
+    @Override
+    public int peer() {
+        return peer;
+    }
+
+    @Override
+    public long isend(RegisteredBuffer source, long offset, long length, int tag) {
+        return transport.isend(this, source, offset, length, tag);
+    }
+
+    @Override
+    public long irecv(RegisteredBuffer target, long offset, long capacity, int tag) {
+        return transport.irecv(this, target, offset, capacity, tag);
+    }
+
+    @Override
+    public long write(RegisteredBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length, long immediate) {
+        return transport.write(this, source, sourceOffset, target, targetOffset, length, immediate);
+    }
+
+    @Override
+    public long read(RegisteredBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset, long length) {
+        return transport.read(this, target, targetOffset, source, sourceOffset, length);
+    }
+
+    @Override
+    public long pollImmediate() {
+        return transport.pollImmediate(this);
+    }
+
+    @Override
+    public void flush() {
+        transport.flush(this);
+    }
+
+    // ---- Queueing (transport side).
+
+    void enqueue(int type, long id) {
+        out.add(type);
+        out.add(id);
+    }
+
+    void enqueueSendError(long recvId, long length) {
+        out.add(Frame.SEND_ERR);
+        out.add(recvId);
+        out.add(length);
+    }
+
+    void appendPendingSend(int slot) {
+        if (pendingSendTail < 0) {
+            pendingSendHead = slot;
+        } else {
+            requests.next[pendingSendTail] = slot;
+        }
+        pendingSendTail = slot;
+    }
+
+    /** Unlinks and returns the oldest send waiting under {@code tag}, or -1. */
+    int takePendingSend(int tag) {
+        int prev = -1;
+        for (int s = pendingSendHead; s >= 0; prev = s, s = requests.next[s]) {
+            if (requests.tag[s] == tag) {
+                int after = requests.next[s];
+                if (prev < 0) {
+                    pendingSendHead = after;
+                } else {
+                    requests.next[prev] = after;
+                }
+                if (pendingSendTail == s) {
+                    pendingSendTail = prev;
+                }
+                requests.next[s] = -1;
+                return s;
+            }
+        }
+        return -1;
+    }
+
+    /** Index of the oldest unmatched CTS for {@code tag}, or -1. */
+    int findCts(int tag) {
+        for (int i = 0; i < ctsCount; i++) {
+            if (ctsTag[i] == tag) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    long ctsRecvId(int i) {
+        return ctsRecvId[i];
+    }
+
+    long ctsCapacity(int i) {
+        return ctsCapacity[i];
+    }
+
+    void removeCts(int i) {
+        int tail = ctsCount - i - 1;
+        System.arraycopy(ctsTag, i + 1, ctsTag, i, tail);
+        System.arraycopy(ctsRecvId, i + 1, ctsRecvId, i, tail);
+        System.arraycopy(ctsCapacity, i + 1, ctsCapacity, i, tail);
+        ctsCount--;
+    }
+
+    private void addCts(int tag, long recvId, long capacity) {
+        if (ctsCount == ctsTag.length) {
+            ctsTag = Arrays.copyOf(ctsTag, ctsCount * 2);
+            ctsRecvId = Arrays.copyOf(ctsRecvId, ctsCount * 2);
+            ctsCapacity = Arrays.copyOf(ctsCapacity, ctsCount * 2);
+        }
+        ctsTag[ctsCount] = tag;
+        ctsRecvId[ctsCount] = recvId;
+        ctsCapacity[ctsCount] = capacity;
+        ctsCount++;
+    }
+
+    long pollImmediateValue() {
+        return immediates.isEmpty() ? NO_IMMEDIATE : immediates.poll();
+    }
+
+    /** Whether a payload of {@code b} is half-way through this connection's stream. */
+    boolean uses(TcpBuffer b) {
+        return (writeRemaining > 0 && writeBuffer == b) || (readRemaining > 0 && readBuffer == b);
+    }
+
+    boolean hasOutput() {
+        return !out.isEmpty() || stageFlushed < stageFill || writeRemaining > 0;
+    }
+
+    // ---- Writing.
+
+    /** Writes as much queued output as the socket takes; returns how many writes moved bytes. */
+    int flushOutput() throws IOException {
+        int work = 0;
+        while (true) {
+            if (stageFlushed < stageFill || writeRemaining > 0) {
+                if (writeSome() > 0) {
+                    work++;
+                }
+                if (writeRemaining == 0 && writeCompletes != NONE) {
+                    int s = requests.slot(writeCompletes);
+                    if (s >= 0) {
+                        requests.complete(s, requests.length[s]);
+                    }
+                    writeCompletes = NONE;
+                    writeBuffer = null;
+                }
+                if (stageFlushed < stageFill || writeRemaining > 0) {
+                    return work; // the socket is full
+                }
+            }
+            if (out.isEmpty()) {
+                return work;
+            }
+            while (!out.isEmpty() && writeRemaining == 0 && stageFill + Frame.HEADER <= STAGING_BYTES) {
+                encodeNext();
+            }
+        }
+    }
+
+    /**
+     * One write: the staging buffer first, then the pending payload. Not a gathering write: for
+     * buffers backed by a memory segment the JDK allocates a releaser per buffer per gathering
+     * write, and the extra syscall only ever happens for payloads above COPY_PAYLOAD_MAX.
+     */
+    private long writeSome() throws IOException {
+        long n;
+        if (stageFlushed < stageFill) {
+            staging.limit(stageFill).position(stageFlushed);
+            n = channel.write(staging);
+            stageFlushed = staging.position();
+            staging.limit(STAGING_BYTES); // absolute puts of the next headers are checked against the limit
+            if (stageFlushed == stageFill) {
+                stageFlushed = 0;
+                stageFill = 0;
+            } else {
+                return n;
+            }
+        } else {
+            n = 0;
+        }
+        if (writeRemaining > 0) {
+            ByteBuffer payload = writeBuffer.view(writeOffset, writeRemaining);
+            int start = payload.position();
+            n += channel.write(payload);
+            int moved = payload.position() - start;
+            writeOffset += moved;
+            writeRemaining -= moved;
+        }
+        return n;
+    }
+
+    private void header(int type, int tag, long a, long b, long c, long d) {
+        int p = stageFill;
+        staging.putInt(p + Frame.OFF_TYPE, type);
+        staging.putInt(p + Frame.OFF_TAG, tag);
+        staging.putLong(p + Frame.OFF_A, a);
+        staging.putLong(p + Frame.OFF_B, b);
+        staging.putLong(p + Frame.OFF_C, c);
+        staging.putLong(p + Frame.OFF_D, d);
+        stageFill = p + Frame.HEADER;
+    }
+
+    /** Puts the payload after the header just encoded: copied if small, else written from memory. */
+    private void payload(TcpBuffer source, long offset, long length, long completes) {
+        if (length <= COPY_PAYLOAD_MAX && stageFill + length <= STAGING_BYTES) {
+            MemorySegment.copy(source.segment(), offset, stagingSegment, stageFill, length);
+            stageFill += (int) length;
+            int s = completes == NONE ? -1 : requests.slot(completes);
+            if (s >= 0) {
+                requests.complete(s, length);
+            }
+        } else {
+            writeBuffer = source;
+            writeOffset = offset;
+            writeRemaining = length;
+            writeCompletes = completes;
+        }
+    }
+
+    private void encodeNext() {
+        int type = (int) out.peek(0);
+        switch (type) {
+            case Frame.CTS -> {
+                long id = out.peek(1);
+                out.skip(2);
+                int s = requests.slot(id, RequestTable.RECV, peer, RequestTable.ACTIVE);
+                if (s >= 0) {
+                    header(Frame.CTS, requests.tag[s], id, requests.length[s], 0, 0);
+                }
+            }
+            case Frame.DATA -> {
+                long id = out.peek(1);
+                out.skip(2);
+                int s = requests.slot(id, RequestTable.SEND, peer, RequestTable.ACTIVE);
+                if (s >= 0) {
+                    header(Frame.DATA, requests.tag[s], requests.remoteId[s], requests.length[s], 0, 0);
+                    payload(requests.buffer[s], requests.offset[s], requests.length[s], id);
+                }
+            }
+            case Frame.SEND_ERR -> {
+                header(Frame.SEND_ERR, 0, out.peek(1), out.peek(2), 0, 0);
+                out.skip(3);
+            }
+            case Frame.WRITE -> {
+                long id = out.peek(1);
+                out.skip(2);
+                int s = requests.slot(id, RequestTable.WRITE, peer, RequestTable.ACTIVE);
+                if (s >= 0) {
+                    header(Frame.WRITE, 0, requests.remoteId[s], requests.remoteOffset[s], requests.length[s], requests.immediate[s]);
+                    payload(requests.buffer[s], requests.offset[s], requests.length[s], id);
+                }
+            }
+            case Frame.READ_REQ -> {
+                long id = out.peek(1);
+                out.skip(2);
+                int s = requests.slot(id, RequestTable.READ, peer, RequestTable.ACTIVE);
+                if (s >= 0) {
+                    header(Frame.READ_REQ, 0, requests.remoteId[s], requests.remoteOffset[s], requests.length[s], id);
+                }
+            }
+            case Frame.READ_RESP -> {
+                long readerId = out.peek(1);
+                long key = out.peek(2);
+                long offset = out.peek(3);
+                long length = out.peek(4);
+                out.skip(5);
+                TcpBuffer region = transport.regions.resolve(key, offset, length);
+                if (region == null) {
+                    header(Frame.READ_ERR, 0, readerId, 0, 0, 0);
+                } else {
+                    header(Frame.READ_RESP, 0, readerId, length, 0, 0);
+                    payload(region, offset, length, NONE);
+                }
+            }
+            default -> throw new IllegalStateException("corrupt output queue entry " + type);
+        }
+    }
+
+    // ---- Reading.
+
+    /** Reads and handles every complete frame the socket has; returns how many reads moved bytes. */
+    int onReadable() throws IOException {
+        int work = 0;
+        while (true) {
+            if (readRemaining > 0) {
+                int available = inLimit - inPos;
+                long moved;
+                if (available > 0) {
+                    moved = Math.min(available, readRemaining);
+                    MemorySegment.copy(inputSegment, inPos, readBuffer.segment(), readOffset, moved);
+                    inPos += (int) moved;
+                } else if (readRemaining >= DIRECT_READ_MIN) {
+                    ByteBuffer target = readBuffer.view(readOffset, readRemaining);
+                    int start = target.position();
+                    if (channel.read(target) < 0) {
+                        throw new EOFException("connection closed by peer");
+                    }
+                    moved = target.position() - start;
+                    if (moved == 0) {
+                        return work;
+                    }
+                } else {
+                    if (fill() == 0) {
+                        return work;
+                    }
+                    continue;
+                }
+                work++;
+                readOffset += moved;
+                readRemaining -= moved;
+                if (readRemaining == 0) {
+                    payloadDone();
+                }
+            } else if (inLimit - inPos >= Frame.HEADER) {
+                int p = inPos;
+                inPos += Frame.HEADER;
+                onHeader(input.getInt(p + Frame.OFF_TYPE), input.getInt(p + Frame.OFF_TAG), input.getLong(p + Frame.OFF_A),
+                        input.getLong(p + Frame.OFF_B), input.getLong(p + Frame.OFF_C), input.getLong(p + Frame.OFF_D));
+                work++;
+            } else if (fill() == 0) {
+                return work;
+            }
+        }
+    }
+
+    private int fill() throws IOException {
+        if (inPos == inLimit) {
+            inPos = 0;
+            inLimit = 0;
+        } else if (INPUT_BYTES - inLimit < Frame.HEADER) {
+            MemorySegment.copy(inputSegment, inPos, inputSegment, 0, inLimit - inPos);
+            inLimit -= inPos;
+            inPos = 0;
+        }
+        input.limit(INPUT_BYTES).position(inLimit);
+        int n = channel.read(input);
+        if (n < 0) {
+            throw new EOFException("connection closed by peer");
+        }
+        inLimit += n;
+        return n;
+    }
+
+    private void onHeader(int type, int tag, long a, long b, long c, long d) {
+        switch (type) {
+            case Frame.CTS -> {
+                if (b < 0) {
+                    throw violation("a clear-to-send with negative capacity " + b);
+                }
+                int s = takePendingSend(tag);
+                if (s >= 0) {
+                    transport.matched(this, s, a, b);
+                } else {
+                    addCts(tag, a, b);
+                }
+            }
+            case Frame.DATA -> {
+                int s = requests.slot(a, RequestTable.RECV, peer, RequestTable.ACTIVE);
+                if (s < 0) {
+                    throw violation("data for no receive posted to it (request id 0x" + Long.toHexString(a) + ")");
+                }
+                if (b < 0 || b > requests.length[s]) {
+                    throw violation(b + " bytes of data for a receive of capacity " + requests.length[s]);
+                }
+                requests.state[s] = RequestTable.RECEIVING;
+                startPayload(Frame.DATA, a, requests.buffer[s], requests.offset[s], b, 0);
+            }
+            case Frame.SEND_ERR -> {
+                int s = requests.slot(a, RequestTable.RECV, peer, RequestTable.ACTIVE);
+                if (s < 0) {
+                    throw violation("a send error for no receive posted to it");
+                }
+                requests.fail(s, new TransportException(peer, "peer " + peer + " sent " + b + " bytes under tag "
+                        + requests.tag[s] + " but the matching irecv offered only " + requests.length[s]));
+            }
+            case Frame.WRITE -> {
+                TcpBuffer region = transport.regions.resolve(a, b, c);
+                if (region == null) {
+                    throw violation("a one-sided write outside every region registered for remote access (key 0x"
+                            + Long.toHexString(a) + ", offset " + b + ", length " + c + ")");
+                }
+                if (d != NO_IMMEDIATE && (d < 0 || d > 0xFFFF_FFFFL)) {
+                    throw violation("an immediate value " + d + " that is not an unsigned 32-bit value");
+                }
+                startPayload(Frame.WRITE, d, region, b, c, d);
+            }
+            case Frame.READ_REQ -> {
+                if (transport.regions.resolve(a, b, c) == null) {
+                    throw violation("a one-sided read outside every region registered for remote access (key 0x"
+                            + Long.toHexString(a) + ", offset " + b + ", length " + c + ")");
+                }
+                out.add(Frame.READ_RESP);
+                out.add(d);
+                out.add(a);
+                out.add(b);
+                out.add(c);
+            }
+            case Frame.READ_RESP -> {
+                int s = requests.slot(a, RequestTable.READ, peer, RequestTable.ACTIVE);
+                if (s < 0) {
+                    throw violation("a read response for no read posted to it");
+                }
+                if (b != requests.length[s]) {
+                    throw violation("a read response of " + b + " bytes for a read of " + requests.length[s]);
+                }
+                requests.state[s] = RequestTable.RECEIVING;
+                startPayload(Frame.READ_RESP, a, requests.buffer[s], requests.offset[s], b, 0);
+            }
+            case Frame.READ_ERR -> {
+                int s = requests.slot(a, RequestTable.READ, peer, RequestTable.ACTIVE);
+                if (s < 0) {
+                    throw violation("a read error for no read posted to it");
+                }
+                requests.fail(s, new TransportException(peer, "peer " + peer + " deregistered the region of a pending read"));
+            }
+            default -> throw violation("an unknown frame type " + type);
+        }
+    }
+
+    private void startPayload(int type, long id, TcpBuffer target, long offset, long length, long immediate) {
+        readType = type;
+        readId = id;
+        readBuffer = target;
+        readOffset = offset;
+        readRemaining = length;
+        readLength = length;
+        readImmediate = immediate;
+        if (length == 0) {
+            payloadDone();
+        }
+    }
+
+    private void payloadDone() {
+        switch (readType) {
+            case Frame.DATA, Frame.READ_RESP -> {
+                int s = requests.slot(readId);
+                if (s >= 0) {
+                    requests.complete(s, readLength);
+                }
+            }
+            case Frame.WRITE -> {
+                if (readImmediate != NO_IMMEDIATE) {
+                    immediates.add(readImmediate);
+                }
+            }
+            default -> throw new IllegalStateException("payload of frame type " + readType);
+        }
+        readBuffer = null;
+    }
+
+    private TransportException violation(String what) {
+        return new ProtocolViolation(peer, "peer " + peer + " (" + peerAddress + ") sent " + what
+                + "; frame rejected and connection failed");
+    }
+
+    /** A frame that breaks the protocol; nothing of it was applied. */
+    static final class ProtocolViolation extends TransportException {
+        ProtocolViolation(int peer, String message) {
+            super(peer, message);
+        }
+    }
+
+    // ---- Failure.
+
+    /** Closes the socket and forgets all stream state; the transport fails the requests. */
+    void shutdown(TransportException cause) {
+        if (failure == null) {
+            failure = cause;
+        }
+        if (selectionKey != null) {
+            selectionKey.cancel();
+        }
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // failing anyway
+        }
+        out.clear();
+        ctsCount = 0;
+        pendingSendHead = -1;
+        pendingSendTail = -1;
+        writeBuffer = null;
+        writeRemaining = 0;
+        writeCompletes = NONE;
+        readBuffer = null;
+        readRemaining = 0;
+        stageFill = 0;
+        stageFlushed = 0;
+    }
+
+    @Override
+    public String toString() {
+        return "TcpConnection[peer " + peer + " at " + peerAddress + (failure != null ? ", failed" : "") + "]";
+    }
+}

@@ -1,0 +1,640 @@
+package io.rdma4j.transport.tcp;
+
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.IdleStrategy;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.Transport;
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.TransportTimeoutException;
+import io.rdma4j.transport.bootstrap.Store;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * The TCP provider: one NIO socket per peer pair (the lower rank connects, the higher accepts;
+ * addresses and a per-listener secret are exchanged through the store). There is no progress
+ * thread: {@link #test}, {@link #await}, {@link Connection#flush()} and
+ * {@link Connection#pollImmediate()} drive the sockets of every connection on the caller's
+ * thread, so a rank that waits for anything also serves its peers' reads and clear-to-sends.
+ * (A one-sided read of a rank that is not calling into its transport therefore waits until it
+ * does; collectives always do.)
+ *
+ * <p>Two-sided messages are receiver-driven: {@code irecv} queues a CTS frame (tag, capacity,
+ * receive id); the sender's k-th send of a tag takes the k-th CTS of that tag and writes one DATA
+ * frame addressed to that receive. One-sided writes carry (region key, offset, length, immediate)
+ * and are placed by the receiver's progress loop after its region table validated them; reads
+ * are a request frame answered by a response frame. A frame that violates bounds or the protocol
+ * fails the connection and is never applied. Sends and writes complete when their data left the
+ * source buffer (copied or handed to the kernel), as with NCCL's socket transport.
+ *
+ * <p>All state is guarded by this object's monitor; request ids, slots and buffers are reused, so
+ * steady-state operations allocate nothing.
+ */
+public final class TcpTransport implements Transport {
+    private static final System.Logger LOG = System.getLogger(TcpTransport.class.getName());
+    private static final String ENDPOINT_KEY = "rdma4j/tcp/endpoint/";
+
+    private final TransportConfig config;
+    private final Store store;
+    private final int rank;
+    private final int size;
+    final RequestTable requests;
+    final RegionTable regions = new RegionTable();
+    private final ServerSocketChannel listener;
+    private final TcpEndpoint endpoint;
+    private final Selector selector;
+    private final TcpConnection[] connections;
+    private final List<Handshake> handshakes = new ArrayList<>();
+    private final List<TcpBuffer> allocated = new ArrayList<>();
+    private final RegistrationCache cache = new RegistrationCache();
+    private final Consumer<SelectionKey> onSelected = this::onSelected;
+    private final ThreadLocal<IdleStrategy> idle;
+    private int selectedWork;
+    private TransportException aborted;
+    private boolean closed;
+
+    public TcpTransport(TransportConfig config, Store store, int rank, int size) {
+        if (size < 1 || rank < 0 || rank >= size) {
+            throw new IllegalArgumentException("rank " + rank + " outside a group of size " + size);
+        }
+        this.config = config;
+        this.store = store;
+        this.rank = rank;
+        this.size = size;
+        this.requests = new RequestTable(config.maxOutstandingRequests());
+        this.connections = new TcpConnection[size];
+        this.idle = ThreadLocal.withInitial(config::newIdleStrategy);
+        config.logOnce();
+        InetAddress address = TcpEndpoint.listenAddress(config);
+        byte[] secret = new byte[16];
+        new SecureRandom().nextBytes(secret);
+        try {
+            this.selector = Selector.open();
+            this.listener = ServerSocketChannel.open();
+            listener.bind(new InetSocketAddress(address, 0), Math.max(64, size));
+            listener.configureBlocking(false);
+        } catch (IOException e) {
+            closeQuietly();
+            throw new TransportException(-1, "rank " + rank + " cannot listen on " + address + ": " + e, e);
+        }
+        this.endpoint = new TcpEndpoint(address.getHostAddress(), listener.socket().getLocalPort(), secret);
+        store.set(ENDPOINT_KEY + rank, endpoint.toBytes());
+        LOG.log(Level.DEBUG, "rank {0} of {1}: TCP transport listening on {2}:{3}", rank, size, endpoint.host(), endpoint.port());
+    }
+
+    @Override
+    public String provider() {
+        return "tcp";
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    // ---- Memory.
+
+    @Override
+    public synchronized RegisteredBuffer allocate(long bytes) {
+        checkOpen();
+        if (bytes < 0) {
+            throw new IllegalArgumentException("cannot allocate " + bytes + " bytes");
+        }
+        Arena arena = Arena.ofShared();
+        TcpBuffer b;
+        try {
+            b = new TcpBuffer(this, arena.allocate(bytes, 4096), arena, true, false);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            arena.close();
+            throw e;
+        }
+        b.publish(rank, regions.add(b));
+        allocated.add(b);
+        return b;
+    }
+
+    @Override
+    public synchronized RegisteredBuffer register(MemorySegment segment) {
+        checkOpen();
+        if (!segment.isNative()) {
+            throw new IllegalArgumentException("only native (off-heap) memory can be registered, not " + segment);
+        }
+        TcpBuffer b = cache.get(segment.address(), segment.byteSize());
+        if (b == null) {
+            b = new TcpBuffer(this, segment, null, false, true);
+            cache.put(segment.address(), segment.byteSize(), b);
+        }
+        return b;
+    }
+
+    /** Frees an allocated buffer, failing the requests that still use it. */
+    synchronized void release(TcpBuffer b) {
+        if (b.closed) {
+            return;
+        }
+        for (int s = 0; s < requests.capacity; s++) {
+            if (requests.buffer[s] == b && requests.pending(s)) {
+                requests.fail(s, new TransportException(requests.peer[s], requests.describe(s) + " failed: its buffer was closed"));
+            }
+        }
+        // A payload of this buffer may be half-way through a socket; that stream cannot continue.
+        for (TcpConnection c : connections) {
+            if (c != null && c.failure == null && c.uses(b)) {
+                fail(c, new TransportException(c.peer, "a buffer in transfer to or from peer " + c.peer + " was closed"));
+            }
+        }
+        regions.remove(b.key);
+        allocated.remove(b);
+        b.free();
+    }
+
+    // ---- Connections.
+
+    /**
+     * Waits for the peer without holding this transport's lock across the wait (only across each
+     * poll), so that other threads' operations and {@link #abort} are not held up.
+     */
+    @Override
+    public Connection connection(int peer) {
+        synchronized (this) {
+            checkOpen();
+            if (peer < 0 || peer >= size || peer == rank) {
+                throw new IllegalArgumentException("rank " + rank + " cannot connect to peer " + peer + " (group size " + size + ")");
+            }
+            if (connections[peer] != null) {
+                return connections[peer];
+            }
+        }
+        return rank < peer ? connectTo(peer) : acceptFrom(peer);
+    }
+
+    private TcpConnection connectTo(int peer) {
+        TcpEndpoint remote = TcpEndpoint.fromBytes(peer, store.get(ENDPOINT_KEY + peer, config.timeout()));
+        String where = remote.host() + ":" + remote.port();
+        synchronized (this) {
+            checkOpen();
+            if (connections[peer] != null) {
+                return connections[peer]; // another thread connected meanwhile
+            }
+            SocketChannel ch = null;
+            try {
+                ch = SocketChannel.open();
+                ch.socket().connect(new InetSocketAddress(remote.host(), remote.port()),
+                        (int) Math.min(Integer.MAX_VALUE, config.timeout().toMillis()));
+                ByteBuffer hello = ByteBuffer.allocate(Frame.HEADER).order(ByteOrder.LITTLE_ENDIAN);
+                hello.putInt(Frame.HELLO).putInt(Frame.VERSION).putLong(Frame.MAGIC).putLong(rank)
+                        .putLong(remote.secretHigh()).putLong(remote.secretLow()).flip();
+                while (hello.hasRemaining()) {
+                    ch.write(hello);
+                }
+                return register(peer, ch, where);
+            } catch (IOException e) {
+                if (ch != null) {
+                    try {
+                        ch.close();
+                    } catch (IOException ignored) {
+                        // connect failed anyway
+                    }
+                }
+                throw new TransportException(peer, "rank " + rank + " could not connect to peer " + peer + " at " + where + ": " + e, e);
+            }
+        }
+    }
+
+    private TcpConnection register(int peer, SocketChannel ch, String where) throws IOException {
+        ch.configureBlocking(false);
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+        TcpConnection c = new TcpConnection(this, peer, ch, where);
+        c.selectionKey = ch.register(selector, SelectionKey.OP_READ, c);
+        connections[peer] = c;
+        LOG.log(Level.DEBUG, "rank {0} connected to peer {1} at {2}", rank, peer, where);
+        return c;
+    }
+
+    /** Accepts connections (from any lower rank) until {@code peer}'s arrived, serving others meanwhile. */
+    private TcpConnection acceptFrom(int peer) {
+        long deadline = System.nanoTime() + config.timeoutNanos();
+        IdleStrategy idler = idle.get();
+        idler.reset();
+        while (true) {
+            int work;
+            synchronized (this) {
+                checkOpen();
+                work = acceptPending() + progress();
+                if (connections[peer] != null) {
+                    return connections[peer];
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new TransportTimeoutException(peer, "peer " + peer + " did not connect to rank " + rank + " (listening on "
+                            + endpoint.host() + ":" + endpoint.port() + ") within " + config.timeout().toMillis() + " ms");
+                }
+            }
+            idler.idle(work);
+        }
+    }
+
+    /** A connection whose HELLO has not fully arrived. */
+    private static final class Handshake {
+        final SocketChannel channel;
+        final ByteBuffer hello = ByteBuffer.allocate(Frame.HEADER).order(ByteOrder.LITTLE_ENDIAN);
+        final long deadline;
+
+        Handshake(SocketChannel channel, long deadline) {
+            this.channel = channel;
+            this.deadline = deadline;
+        }
+    }
+
+    private int acceptPending() {
+        int work = 0;
+        try {
+            SocketChannel ch;
+            while ((ch = listener.accept()) != null) {
+                ch.configureBlocking(false);
+                handshakes.add(new Handshake(ch, System.nanoTime() + config.timeoutNanos()));
+                work++;
+            }
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "rank " + rank + ": accept failed: " + e);
+        }
+        for (Iterator<Handshake> it = handshakes.iterator(); it.hasNext(); ) {
+            Handshake h = it.next();
+            String from = "?";
+            boolean removed = false;
+            try {
+                from = String.valueOf(h.channel.getRemoteAddress());
+                if (h.channel.read(h.hello) < 0 || (h.hello.hasRemaining() && System.nanoTime() - h.deadline > 0)) {
+                    throw new IOException("closed or silent before its hello");
+                }
+                if (h.hello.hasRemaining()) {
+                    continue;
+                }
+                work++;
+                ByteBuffer b = h.hello.flip();
+                int type = b.getInt(Frame.OFF_TYPE);
+                long fromRank = b.getLong(Frame.OFF_B);
+                if (type != Frame.HELLO || b.getLong(Frame.OFF_A) != Frame.MAGIC || b.getInt(Frame.OFF_TAG) != Frame.VERSION) {
+                    throw new IOException("not an rdma4j TCP hello (or another protocol version)");
+                }
+                if (b.getLong(Frame.OFF_C) != endpoint.secretHigh() || b.getLong(Frame.OFF_D) != endpoint.secretLow()) {
+                    throw new IOException("wrong listener secret (not a rank of this job)");
+                }
+                if (fromRank < 0 || fromRank >= rank || connections[(int) fromRank] != null) {
+                    throw new IOException("claims rank " + fromRank + ", which may not connect to rank " + rank + " now");
+                }
+                it.remove();
+                removed = true;
+                register((int) fromRank, h.channel, from);
+            } catch (IOException e) {
+                if (!removed) {
+                    it.remove();
+                }
+                LOG.log(Level.WARNING, "rank " + rank + " refused connection from " + from + ": " + e.getMessage());
+                try {
+                    h.channel.close();
+                } catch (IOException ignored) {
+                    // refusing anyway
+                }
+            }
+        }
+        return work;
+    }
+
+    // ---- Operations (called by TcpConnection under this monitor).
+
+    private TcpConnection live(TcpConnection c) {
+        checkOpen();
+        if (c.failure != null) {
+            throw new TransportException(c.peer, "connection to peer " + c.peer + " failed earlier: " + c.failure.getMessage(), c.failure);
+        }
+        return c;
+    }
+
+    private TcpBuffer local(RegisteredBuffer b, long offset, long length, String what) {
+        if (!(b instanceof TcpBuffer tb) || tb.owner != this) {
+            throw new IllegalArgumentException(what + " buffer was not registered with this TCP transport: " + b);
+        }
+        if (tb.closed) {
+            throw new IllegalStateException(what + " buffer is closed: " + b);
+        }
+        long size = tb.segment().byteSize();
+        if (offset < 0 || length < 0 || offset > size || length > size - offset) {
+            throw new IllegalArgumentException(what + " range [" + offset + ", +" + length + ") outside its buffer of " + size + " bytes");
+        }
+        return tb;
+    }
+
+    private static void writable(TcpBuffer b, String what) {
+        if (b.segment().isReadOnly()) {
+            throw new IllegalArgumentException(what + " buffer is read-only");
+        }
+    }
+
+    synchronized long isend(TcpConnection c, RegisteredBuffer source, long offset, long length, int tag) {
+        live(c);
+        TcpBuffer b = local(source, offset, length, "isend source");
+        int s = requests.allocate(RequestTable.SEND, c.peer, b, offset, length);
+        requests.tag[s] = tag;
+        int cts = c.findCts(tag);
+        if (cts >= 0) {
+            long recvId = c.ctsRecvId(cts);
+            long capacity = c.ctsCapacity(cts);
+            c.removeCts(cts);
+            matched(c, s, recvId, capacity);
+        } else {
+            c.appendPendingSend(s);
+        }
+        return requests.id(s);
+    }
+
+    /** Send {@code slot} met the peer's receive {@code recvId} of {@code capacity} bytes. */
+    void matched(TcpConnection c, int slot, long recvId, long capacity) {
+        requests.remoteId[slot] = recvId;
+        if (requests.length[slot] > capacity) {
+            c.enqueueSendError(recvId, requests.length[slot]);
+            requests.fail(slot, new TransportException(c.peer, requests.describe(slot)
+                    + " failed: the matching irecv offered only " + capacity + " bytes"));
+        } else {
+            c.enqueue(Frame.DATA, requests.id(slot));
+        }
+    }
+
+    synchronized long irecv(TcpConnection c, RegisteredBuffer target, long offset, long capacity, int tag) {
+        live(c);
+        TcpBuffer b = local(target, offset, capacity, "irecv target");
+        writable(b, "irecv target");
+        int s = requests.allocate(RequestTable.RECV, c.peer, b, offset, capacity);
+        requests.tag[s] = tag;
+        long id = requests.id(s);
+        c.enqueue(Frame.CTS, id);
+        return id;
+    }
+
+    synchronized long write(TcpConnection c, RegisteredBuffer source, long sourceOffset, RemoteBuffer target,
+                            long targetOffset, long length, long immediate) {
+        live(c);
+        TcpBuffer b = local(source, sourceOffset, length, "write source");
+        remote(c, target, targetOffset, length, "write target");
+        if (immediate != NO_IMMEDIATE_VALUE && (immediate < 0 || immediate > 0xFFFF_FFFFL)) {
+            throw new IllegalArgumentException("immediate " + immediate + " is not an unsigned 32-bit value");
+        }
+        int s = requests.allocate(RequestTable.WRITE, c.peer, b, sourceOffset, length);
+        requests.remoteId[s] = target.key();
+        requests.remoteOffset[s] = targetOffset;
+        requests.immediate[s] = immediate;
+        long id = requests.id(s);
+        c.enqueue(Frame.WRITE, id);
+        return id;
+    }
+
+    private static final long NO_IMMEDIATE_VALUE = Connection.NO_IMMEDIATE;
+
+    synchronized long read(TcpConnection c, RegisteredBuffer target, long targetOffset, RemoteBuffer source,
+                           long sourceOffset, long length) {
+        live(c);
+        TcpBuffer b = local(target, targetOffset, length, "read target");
+        writable(b, "read target");
+        remote(c, source, sourceOffset, length, "read source");
+        int s = requests.allocate(RequestTable.READ, c.peer, b, targetOffset, length);
+        requests.remoteId[s] = source.key();
+        requests.remoteOffset[s] = sourceOffset;
+        long id = requests.id(s);
+        c.enqueue(Frame.READ_REQ, id);
+        return id;
+    }
+
+    private static void remote(TcpConnection c, RemoteBuffer r, long offset, long length, String what) {
+        if (r.owner() != c.peer) {
+            throw new IllegalArgumentException(what + " belongs to rank " + r.owner() + ", not to peer " + c.peer);
+        }
+        if (!r.contains(offset, length)) {
+            throw new IllegalArgumentException(what + " range [" + offset + ", +" + length + ") outside the remote buffer of "
+                    + r.length() + " bytes");
+        }
+    }
+
+    synchronized long pollImmediate(TcpConnection c) {
+        checkOpen();
+        progress();
+        long v = c.pollImmediateValue();
+        if (v == NO_IMMEDIATE_VALUE && c.failure != null) {
+            throw new TransportException(c.peer, "connection to peer " + c.peer + " failed: " + c.failure.getMessage(), c.failure);
+        }
+        return v;
+    }
+
+    synchronized void flush(TcpConnection c) {
+        live(c);
+        try {
+            c.flushOutput();
+        } catch (IOException | RuntimeException e) {
+            fail(c, e);
+        }
+    }
+
+    // ---- Completion.
+
+    @Override
+    public synchronized long test(long request) {
+        int s = requests.slot(request);
+        if (s < 0) {
+            throw new IllegalArgumentException("unknown or already completed request id 0x" + Long.toHexString(request));
+        }
+        if (requests.pending(s) && !closed) {
+            progress();
+        }
+        int state = requests.state[s];
+        if (state == RequestTable.DONE) {
+            long bytes = requests.transferred[s];
+            requests.release(s);
+            return bytes;
+        }
+        if (state == RequestTable.FAILED) {
+            TransportException e = requests.error[s];
+            requests.release(s);
+            throw new TransportException(e.peer(), e.getMessage(), e);
+        }
+        return PENDING;
+    }
+
+    @Override
+    public long await(long request, long timeoutNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        IdleStrategy idler = idle.get();
+        idler.reset();
+        while (true) {
+            long r = test(request);
+            if (r != PENDING) {
+                return r;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw timeout(request, timeoutNanos);
+            }
+            idler.idle();
+        }
+    }
+
+    private synchronized TransportTimeoutException timeout(long request, long timeoutNanos) {
+        int s = requests.slot(request);
+        String what = s < 0 ? "request 0x" + Long.toHexString(request) : requests.describe(s);
+        return new TransportTimeoutException(s < 0 ? -1 : requests.peer[s], what + " did not complete within "
+                + timeoutNanos / 1_000_000 + " ms (rank " + rank + ")");
+    }
+
+    /** Moves bytes on every connection; returns a count of the work done (0 if idle). */
+    private int progress() {
+        if (closed) {
+            return 0;
+        }
+        selectedWork = 0;
+        try {
+            selector.selectNow(onSelected);
+        } catch (IOException e) {
+            throw new TransportException(-1, "rank " + rank + ": selector failed: " + e, e);
+        }
+        int work = selectedWork;
+        for (TcpConnection c : connections) {
+            if (c != null && c.failure == null && c.hasOutput()) {
+                try {
+                    work += c.flushOutput();
+                } catch (IOException | RuntimeException e) {
+                    fail(c, e);
+                }
+            }
+        }
+        return work;
+    }
+
+    private void onSelected(SelectionKey key) {
+        TcpConnection c = (TcpConnection) key.attachment();
+        if (c.failure == null) {
+            try {
+                selectedWork += c.onReadable();
+            } catch (IOException | RuntimeException e) {
+                fail(c, e);
+            }
+        }
+    }
+
+    /** Fails the connection and every pending request to its peer. */
+    private void fail(TcpConnection c, Throwable cause) {
+        if (c.failure != null) {
+            return;
+        }
+        TransportException e = cause instanceof TransportException te && te.peer() == c.peer ? te
+                : new TransportException(c.peer, "connection to peer " + c.peer + " (" + c.peerAddress + ") lost: " + cause, cause);
+        if (cause instanceof TcpConnection.ProtocolViolation) {
+            LOG.log(Level.WARNING, "rank " + rank + ": " + e.getMessage());
+        } else {
+            LOG.log(Level.DEBUG, "rank " + rank + ": " + e.getMessage());
+        }
+        c.shutdown(e);
+        for (int s = 0; s < requests.capacity; s++) {
+            if (requests.peer[s] == c.peer && requests.pending(s)) {
+                requests.fail(s, new TransportException(c.peer, requests.describe(s) + " failed: " + e.getMessage(), e));
+            }
+        }
+    }
+
+    private void checkOpen() {
+        if (aborted != null) {
+            throw new TransportException(aborted.peer(), "transport of rank " + rank + " was aborted: " + aborted.getMessage(), aborted);
+        }
+        if (closed) {
+            throw new IllegalStateException("TCP transport of rank " + rank + " is closed");
+        }
+    }
+
+    @Override
+    public synchronized void abort(Throwable cause) {
+        if (aborted != null || closed) {
+            return;
+        }
+        aborted = cause instanceof TransportException te ? te : new TransportException(-1, "aborted: " + cause, cause);
+        failAll(aborted);
+    }
+
+    private void failAll(TransportException cause) {
+        for (TcpConnection c : connections) {
+            if (c != null) {
+                fail(c, new TransportException(c.peer, "transport of rank " + rank + " stopped: " + cause.getMessage(), cause));
+            }
+        }
+        for (int s = 0; s < requests.capacity; s++) {
+            if (requests.pending(s)) {
+                requests.fail(s, new TransportException(requests.peer[s], requests.describe(s) + " failed: " + cause.getMessage(), cause));
+            }
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        failAll(new TransportException(-1, "transport closed"));
+        closed = true;
+        for (Handshake h : handshakes) {
+            try {
+                h.channel.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+        handshakes.clear();
+        closeQuietly();
+        for (TcpBuffer b : allocated) {
+            regions.remove(b.key);
+            b.free();
+        }
+        allocated.clear();
+        cache.clear();
+    }
+
+    private void closeQuietly() {
+        try {
+            if (listener != null) {
+                listener.close();
+            }
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        try {
+            if (selector != null) {
+                selector.close();
+            }
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "TcpTransport[rank " + rank + "/" + size + " at " + endpoint.host() + ":" + endpoint.port() + "]";
+    }
+}

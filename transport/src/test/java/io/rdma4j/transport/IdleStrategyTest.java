@@ -1,0 +1,59 @@
+package io.rdma4j.transport;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.management.ManagementFactory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class IdleStrategyTest {
+
+    @Test
+    void backoffSpinsThenYieldsThenParksLongerUpToTheCapAndResetsOnWork() {
+        IdleStrategy.Backoff b = new IdleStrategy.Backoff(3, 2, 1_000, 8_000);
+        for (int i = 0; i < 5; i++) {
+            assertFalse(b.parking(), "idle " + i + " should still spin or yield");
+            b.idle(0);
+        }
+        assertTrue(b.parking());
+        long[] expected = {1_000, 2_000, 4_000, 8_000, 8_000};
+        for (long park : expected) {
+            assertEquals(park, b.currentParkNanos());
+            b.idle(0);
+        }
+        b.idle(1); // work found
+        assertFalse(b.parking());
+        assertEquals(1_000, b.currentParkNanos());
+    }
+
+    @Test
+    void kindsParseTheirConfigNames() {
+        assertInstanceOf(IdleStrategy.BusySpin.class, IdleStrategy.Kind.parse("busy-spin").newInstance());
+        assertInstanceOf(IdleStrategy.Yield.class, IdleStrategy.Kind.parse("YIELD").newInstance());
+        assertInstanceOf(IdleStrategy.Backoff.class, IdleStrategy.Kind.parse("backoff").newInstance());
+        assertThrows(IllegalArgumentException.class, () -> IdleStrategy.Kind.parse("sleep"));
+        assertThrows(IllegalArgumentException.class, () -> new IdleStrategy.Backoff(1, 1, 10, 5));
+    }
+
+    @Test
+    void idlingAllocatesNothing() {
+        var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        IdleStrategy[] all = {new IdleStrategy.BusySpin(), new IdleStrategy.Yield(), new IdleStrategy.Backoff(10, 10, 1, 1_000)};
+        for (int round = 0; round < 2; round++) { // the first round warms up
+            long before = threads.getCurrentThreadAllocatedBytes();
+            for (IdleStrategy s : all) {
+                for (int i = 0; i < 2_000; i++) {
+                    s.idle(i % 100 == 0 ? 1 : 0);
+                }
+            }
+            long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+            if (round == 1) {
+                assertTrue(allocated < 256, allocated + " bytes allocated by idling");
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package io.rdma4j.transport;
+
+import io.rdma4j.transport.bootstrap.FileStore;
+import io.rdma4j.transport.bootstrap.Store;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class TransportsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void automaticChoiceIsSharedMemoryWhenEveryRankIsOnThisHost() {
+        Store store = new FileStore(dir);
+        // Rank 1 "published" from this host, without verbs (as Transports would).
+        store.set("rdma4j/transport/capability/1", ("noverbs " + Transports.hostIdentity()).getBytes(StandardCharsets.UTF_8));
+        assertEquals(TransportConfig.Provider.SHM, Transports.choose(TransportConfig.defaults(), store, 0, 2));
+    }
+
+    @Test
+    void automaticChoiceIsTcpWhenARankIsOnAnotherHost() {
+        Store store = new FileStore(dir);
+        store.set("rdma4j/transport/capability/1", "noverbs some-other-host/boot".getBytes(StandardCharsets.UTF_8));
+        assertEquals(TransportConfig.Provider.TCP, Transports.choose(TransportConfig.defaults(), store, 0, 2));
+        assertTrue(new String(store.get("rdma4j/transport/capability/0", java.time.Duration.ZERO), StandardCharsets.UTF_8)
+                .endsWith(Transports.hostIdentity()), "every rank publishes its own host");
+    }
+
+    @Test
+    void explicitProvidersAndBadRanks() {
+        Store store = new FileStore(dir);
+        TransportConfig tcp = TransportConfig.builder().provider(TransportConfig.Provider.TCP).tcpAddress("127.0.0.1").build();
+        try (Transport t = Transports.create(tcp, store, 0, 1)) {
+            assertEquals("tcp", t.provider());
+        }
+        TransportConfig verbs = TransportConfig.builder().provider(TransportConfig.Provider.VERBS).build();
+        TransportException e = assertThrows(TransportException.class, () -> Transports.create(verbs, store, 0, 1));
+        assertTrue(e.getMessage().contains("verbs"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Transports.create(tcp, store, 2, 2));
+    }
+}

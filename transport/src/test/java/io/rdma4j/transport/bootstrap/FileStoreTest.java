@@ -1,0 +1,73 @@
+package io.rdma4j.transport.bootstrap;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class FileStoreTest extends StoreContractTest {
+    @TempDir
+    Path dir;
+
+    @Override
+    protected Store newClient() {
+        return new FileStore(dir.resolve("store"));
+    }
+
+    @Override
+    protected void closeStore() {
+    }
+
+    @Test
+    void setIsAtomicAndLeavesNoTemporaryFiles() throws Exception {
+        Store s = client();
+        s.set("k", new byte[100]);
+        try (var files = Files.list(dir.resolve("store"))) {
+            assertEquals(List.of("k_k"), files.map(p -> p.getFileName().toString()).toList());
+        }
+    }
+
+    /** Counters are atomic across processes, not only across threads of one. */
+    @Test
+    void addIsAtomicAcrossProcesses() throws Exception {
+        Path store = dir.resolve("store");
+        List<Process> ps = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                ps.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", classPath(), Adder.class.getName(), store.toString())
+                        .inheritIO().start());
+            }
+            for (Process p : ps) {
+                assertTrue(p.waitFor(30, TimeUnit.SECONDS), "adder did not finish");
+                assertEquals(0, p.exitValue());
+            }
+        } finally {
+            ps.forEach(Process::destroyForcibly);
+        }
+        assertEquals("400", new String(new FileStore(store).get("n", Duration.ZERO), StandardCharsets.UTF_8));
+    }
+
+    private static String classPath() throws Exception {
+        return Path.of(FileStoreTest.class.getProtectionDomain().getCodeSource().getLocation().toURI()) + java.io.File.pathSeparator
+                + Path.of(FileStore.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    }
+
+    public static final class Adder {
+        public static void main(String[] args) {
+            FileStore s = new FileStore(Path.of(args[0]));
+            for (int i = 0; i < 200; i++) {
+                s.add("n", 1);
+            }
+        }
+    }
+}

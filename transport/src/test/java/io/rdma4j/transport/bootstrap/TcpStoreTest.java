@@ -1,0 +1,125 @@
+package io.rdma4j.transport.bootstrap;
+
+import io.rdma4j.transport.TransportTimeoutException;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class TcpStoreTest extends StoreContractTest {
+    private static final String TOKEN = "job-token-for-tests";
+    private TcpStoreServer server;
+
+    @Override
+    protected Store newClient() {
+        if (server == null) {
+            server = TcpStoreServer.start(new InetSocketAddress("127.0.0.1", 0), TOKEN);
+        }
+        return client(TOKEN);
+    }
+
+    private TcpStore client(String token) {
+        return TcpStore.builder().address("127.0.0.1").port(server.port()).token(token).timeout(Duration.ofSeconds(5)).build();
+    }
+
+    @Override
+    protected void closeStore() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void aClientWithoutTheJobTokenIsRefusedAndOthersKeepWorking() {
+        Store good = client();
+        good.set("secret", new byte[] {42});
+        StoreAuthenticationException e = assertThrows(StoreAuthenticationException.class, () -> client("wrong-token"));
+        assertTrue(e.getMessage().contains("token"), e.getMessage());
+        assertArrayEquals(new byte[] {42}, good.get("secret", Duration.ofSeconds(1)));
+        assertArrayEquals(new byte[] {42}, client().get("secret", Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void aRawSocketThatSendsGarbageIsDisconnected() throws Exception {
+        client();
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.getOutputStream().write(new byte[] {0, 0, 0, 5, 9, 9, 9, 9, 9});
+            s.setSoTimeout(5000);
+            // The server answers with an error frame and closes: reading reaches end of stream.
+            byte[] all = s.getInputStream().readAllBytes();
+            assertTrue(all.length > 5 && all[4] == StoreProtocol.ERROR, "error frame expected");
+        }
+    }
+
+    @Test
+    void aMissingTokenIsAConfigurationError() {
+        newClient();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> TcpStore.builder().address("127.0.0.1").port(server.port()).build());
+        assertTrue(e.getMessage().contains(TcpStore.ENV_JOB_TOKEN), e.getMessage());
+    }
+
+    @Test
+    void environmentConfiguresAClientAndRankZeroHostsTheServer() {
+        newClient(); // a port that is surely free afterwards is hard to find: host on port 0 via the builder
+        try (TcpStore host = TcpStore.builder().fromEnvironment(Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "0",
+                "RDMA4J_JOB_TOKEN", "t2", "RANK", "0")).build();
+             TcpStore other = TcpStore.builder().fromEnvironment(Map.of("MASTER_ADDR", "127.0.0.1",
+                     "MASTER_PORT", Integer.toString(host.port()), "RDMA4J_JOB_TOKEN", "t2", "RANK", "1")).build()) {
+            other.set("k", new byte[] {7});
+            assertArrayEquals(new byte[] {7}, host.get("k", Duration.ofSeconds(1)));
+        }
+        assertThrows(IllegalArgumentException.class, () -> TcpStore.builder()
+                .fromEnvironment(Map.of("MASTER_PORT", "x", "RDMA4J_JOB_TOKEN", "t")).build());
+    }
+
+    @Test
+    void connectingToNoServerTimesOutNamingTheAddress() {
+        newClient();
+        int port = server.port();
+        server.close();
+        TransportTimeoutException e = assertThrows(TransportTimeoutException.class, () -> TcpStore.builder()
+                .address("127.0.0.1").port(port).token(TOKEN).timeout(Duration.ofMillis(300)).build());
+        assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
+    }
+
+    @Test
+    void closingTheServerReleasesEveryThreadAndSocket() throws Exception {
+        Store a = client();
+        Store b = client();
+        Thread waiter = new Thread(() -> {
+            try {
+                b.get("never", Duration.ofSeconds(20));
+            } catch (RuntimeException expected) {
+                // the server went away
+            }
+        });
+        waiter.start();
+        Thread.sleep(100);
+        assertEquals(2, server.clientCount());
+        int port = server.port();
+        server.close();
+        server.close(); // idempotent
+        waiter.join(10_000);
+        assertFalse(waiter.isAlive(), "a client blocked in get must be released when the server closes");
+        assertEquals(0, server.clientCount());
+        Set<String> storeThreads = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+                .filter(n -> n.equals("rdma4j-store-acceptor-" + port)).collect(Collectors.toSet());
+        assertTrue(storeThreads.isEmpty(), "store threads left: " + storeThreads);
+        assertThrows(RuntimeException.class, () -> a.set("k", new byte[1]));
+        try (Socket s = new Socket()) {
+            assertThrows(java.io.IOException.class, () -> s.connect(new InetSocketAddress("127.0.0.1", port), 1000),
+                    "the listening socket is closed");
+        }
+    }
+}

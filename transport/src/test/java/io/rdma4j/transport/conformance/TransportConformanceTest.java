@@ -1,0 +1,548 @@
+package io.rdma4j.transport.conformance;
+
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.Transport;
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.TransportTimeoutException;
+import io.rdma4j.transport.testing.LocalGroup;
+import io.rdma4j.transport.testing.RankProcesses;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The provider conformance suite, written once: every provider must pass it unchanged. A provider
+ * joins by a subclass that names it ({@link TcpConformanceTest}, {@link ShmConformanceTest}).
+ * Two ranks run as threads of this JVM (each with its own store client and transport), except
+ * the peer-death test, whose peer is a separate JVM that is killed.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class TransportConformanceTest {
+    static final Duration RUN = Duration.ofSeconds(40);
+    static final long WAIT = TimeUnit.SECONDS.toNanos(20);
+
+    protected abstract TransportConfig.Provider provider();
+
+    private LocalGroup group;
+
+    @BeforeEach
+    void startGroup() {
+        group = LocalGroup.start(2, LocalGroup.config(provider()));
+        assertEquals(provider().name().toLowerCase(), group.transport(0).provider());
+    }
+
+    @AfterEach
+    void closeGroup() {
+        if (group != null) {
+            group.close();
+        }
+    }
+
+    // ---- Data patterns.
+
+    static byte pattern(long i, int seed) {
+        return (byte) (i * 31 + seed + (i >>> 9) * 7);
+    }
+
+    static void fill(MemorySegment s, long offset, long length, int seed) {
+        for (long i = 0; i < length; i++) {
+            s.set(ValueLayout.JAVA_BYTE, offset + i, pattern(i, seed));
+        }
+    }
+
+    /** Asserts {@code s[offset, offset+length)} holds pattern {@code seed}, naming the first bad byte. */
+    static void check(MemorySegment s, long offset, long length, int seed) {
+        for (long i = 0; i < length; i++) {
+            byte b = s.get(ValueLayout.JAVA_BYTE, offset + i);
+            if (b != pattern(i, seed)) {
+                fail("byte " + i + " of " + length + " is " + b + ", expected " + pattern(i, seed));
+            }
+        }
+    }
+
+    static void checkFilled(MemorySegment s, long offset, long length, byte value) {
+        for (long i = 0; i < length; i++) {
+            if (s.get(ValueLayout.JAVA_BYTE, offset + i) != value) {
+                fail("byte at " + (offset + i) + " was overwritten: " + s.get(ValueLayout.JAVA_BYTE, offset + i));
+            }
+        }
+    }
+
+    static void publish(Transport t, String key, RemoteBuffer b, io.rdma4j.transport.bootstrap.Store store) {
+        store.set(key, b.toBytes());
+    }
+
+    static RemoteBuffer lookup(io.rdma4j.transport.bootstrap.Store store, String key) {
+        return RemoteBuffer.fromBytes(store.get(key, Duration.ofSeconds(20)));
+    }
+
+    // ---- Two-sided.
+
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(longs = {0, 1, 4095, (1 << 20) + 3, 64L << 20})
+    void sendRecvKeepsEveryByte(long size) throws Exception {
+        long canary = 64;
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            if (rank == 0) {
+                try (RegisteredBuffer src = t.allocate(size + 16)) {
+                    fill(src.segment(), 16, size, 5);
+                    assertEquals(size, t.await(c.isend(src, 16, size, 3), WAIT));
+                }
+            } else {
+                try (RegisteredBuffer dst = t.allocate(size + 2 * canary)) {
+                    dst.segment().fill((byte) 0x5A);
+                    assertEquals(size, t.await(c.irecv(dst, canary, size + canary, 3), WAIT));
+                    check(dst.segment(), canary, size, 5);
+                    checkFilled(dst.segment(), 0, canary, (byte) 0x5A);
+                    checkFilled(dst.segment(), canary + size, canary, (byte) 0x5A);
+                }
+            }
+        });
+    }
+
+    @Test
+    void registeredCallerMemoryWorksAsSourceAndTarget() throws Exception {
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment mem = arena.allocate(10_000);
+                RegisteredBuffer b = t.register(mem);
+                assertSame(b, t.register(mem), "registration is cached");
+                if (rank == 0) {
+                    fill(mem, 0, 10_000, 9);
+                    assertEquals(10_000, t.await(c.isend(b, 0, 10_000, 0), WAIT));
+                } else {
+                    assertEquals(10_000, t.await(c.irecv(b, 0, 10_000, 0), WAIT));
+                    check(mem, 0, 10_000, 9);
+                }
+                // Both sides must be done before the memory goes away.
+                store.add("registered-done", 1);
+                while (Long.parseLong(new String(store.get("registered-done", Duration.ofSeconds(5)))) < 2) {
+                    Thread.sleep(5);
+                }
+            }
+        });
+    }
+
+    @Test
+    void messagesOfOneTagArriveInOrderSentEvenWhenSendsComeFirst() throws Exception {
+        int n = 200;
+        CountDownLatch sent = new CountDownLatch(1);
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            try (RegisteredBuffer b = t.allocate(n * 8L)) {
+                long[] ids = new long[n];
+                if (rank == 0) {
+                    for (int i = 0; i < n; i++) {
+                        b.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, i * 8L, 1000 + i);
+                        ids[i] = c.isend(b, i * 8L, 8, 11);
+                    }
+                    c.flush();
+                    sent.countDown();
+                    for (long id : ids) {
+                        assertEquals(8, t.await(id, WAIT));
+                    }
+                } else {
+                    assertTrue(sent.await(20, TimeUnit.SECONDS));
+                    for (int i = 0; i < n; i++) {
+                        ids[i] = c.irecv(b, i * 8L, 8, 11);
+                    }
+                    for (long id : ids) {
+                        assertEquals(8, t.await(id, WAIT));
+                    }
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(1000 + i, b.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, i * 8L), "message " + i);
+                    }
+                }
+            }
+        });
+    }
+
+    @Test
+    void receivesMatchTheirTagNotTheArrivalOrder() throws Exception {
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            try (RegisteredBuffer b = t.allocate(4096)) {
+                if (rank == 0) {
+                    fill(b.segment(), 0, 100, 1);
+                    fill(b.segment(), 1000, 300, 2);
+                    fill(b.segment(), 2000, 50, 3);
+                    long s1 = c.isend(b, 0, 100, 1);
+                    long s2 = c.isend(b, 1000, 300, 2);
+                    store.get("recv-tag-3-posted", Duration.ofSeconds(20));
+                    long s3 = c.isend(b, 2000, 50, 3);
+                    assertEquals(100, t.await(s1, WAIT));
+                    assertEquals(300, t.await(s2, WAIT));
+                    assertEquals(50, t.await(s3, WAIT));
+                } else {
+                    long r3 = c.irecv(b, 2000, 1000, 3); // posted first, matched last
+                    c.flush();
+                    store.set("recv-tag-3-posted", new byte[0]);
+                    long r2 = c.irecv(b, 1000, 1000, 2);
+                    long r1 = c.irecv(b, 0, 1000, 1);
+                    assertEquals(300, t.await(r2, WAIT));
+                    assertEquals(100, t.await(r1, WAIT));
+                    assertEquals(50, t.await(r3, WAIT));
+                    check(b.segment(), 0, 100, 1);
+                    check(b.segment(), 1000, 300, 2);
+                    check(b.segment(), 2000, 50, 3);
+                }
+            }
+        });
+    }
+
+    /** A send never lands before its receive is posted, however long the receiver takes. */
+    @Test
+    void aSlowReceiverIsNeverOverrun() throws Exception {
+        int n = 16;
+        long size = 256 << 10;
+        CountDownLatch observed = new CountDownLatch(1);
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            try (RegisteredBuffer b = t.allocate(n * size)) {
+                long[] ids = new long[n];
+                if (rank == 0) {
+                    for (int i = 0; i < n; i++) {
+                        fill(b.segment(), i * size, size, i);
+                        ids[i] = c.isend(b, i * size, size, 4);
+                    }
+                    // The receiver has posted nothing: no send may complete, however long we poll.
+                    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+                    while (System.nanoTime() - until < 0) {
+                        for (long id : ids) {
+                            assertEquals(Transport.PENDING, t.test(id), "a send completed with no receive posted");
+                        }
+                    }
+                    observed.countDown();
+                    for (long id : ids) {
+                        assertEquals(size, t.await(id, WAIT));
+                    }
+                } else {
+                    assertTrue(observed.await(20, TimeUnit.SECONDS));
+                    for (int i = 0; i < n; i++) {
+                        Thread.sleep(10); // slow consumer: one buffer at a time
+                        assertEquals(size, t.await(c.irecv(b, i * size, size, 4), WAIT));
+                        check(b.segment(), i * size, size, i);
+                    }
+                }
+            }
+        });
+    }
+
+    @Test
+    void aSendLargerThanTheReceiveFailsBoth() throws Exception {
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            try (RegisteredBuffer b = t.allocate(1024)) {
+                long id = rank == 0 ? c.isend(b, 0, 1000, 6) : c.irecv(b, 0, 10, 6);
+                TransportException e = assertThrows(TransportException.class, () -> t.await(id, WAIT));
+                assertEquals(1 - rank, e.peer());
+            }
+        });
+    }
+
+    // ---- One-sided.
+
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(longs = {0, 1, 4095, (1 << 20) + 3})
+    void writeWithImmediateIsVisibleWhenTheImmediateArrives(long size) throws Exception {
+        long immediate = 0xCAFEBABEL; // above 2^31: unsigned
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            if (rank == 0) {
+                RemoteBuffer target = lookup(store, "target");
+                try (RegisteredBuffer src = t.allocate(size)) {
+                    fill(src.segment(), 0, size, 7);
+                    assertEquals(size, t.await(c.write(src, 0, target, 100, size, immediate), WAIT));
+                }
+            } else {
+                try (RegisteredBuffer dst = t.allocate(size + 200)) {
+                    dst.segment().fill((byte) 0x33);
+                    store.set("target", dst.remote().toBytes());
+                    long got = awaitImmediate(c);
+                    assertEquals(immediate, got);
+                    check(dst.segment(), 100, size, 7);
+                    checkFilled(dst.segment(), 0, 100, (byte) 0x33);
+                    checkFilled(dst.segment(), 100 + size, 100, (byte) 0x33);
+                }
+            }
+        });
+    }
+
+    static long awaitImmediate(Connection c) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT;
+        long v;
+        while ((v = c.pollImmediate()) == Connection.NO_IMMEDIATE) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("no immediate from peer " + c.peer());
+            }
+            Thread.onSpinWait();
+        }
+        return v;
+    }
+
+    @Test
+    void writesAndTheirImmediatesStayInOrder() throws Exception {
+        int n = 100;
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            try (RegisteredBuffer b = t.allocate(n * 8L)) {
+                if (rank == 0) {
+                    RemoteBuffer target = lookup(store, "slots");
+                    List<Long> ids = new ArrayList<>();
+                    for (int i = 0; i < n; i++) {
+                        b.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, i * 8L, 7000 + i);
+                        ids.add(c.write(b, i * 8L, target, i * 8L, 8, i));
+                    }
+                    for (long id : ids) {
+                        assertEquals(8, t.await(id, WAIT));
+                    }
+                } else {
+                    store.set("slots", b.remote().toBytes());
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(i, awaitImmediate(c));
+                        assertEquals(7000 + i, b.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, i * 8L), "slot " + i);
+                    }
+                    assertEquals(Connection.NO_IMMEDIATE, c.pollImmediate());
+                }
+            }
+        });
+    }
+
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(longs = {0, 1, 4095, (1 << 20) + 3})
+    void readFetchesThePeersBytes(long size) throws Exception {
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            if (rank == 0) {
+                RemoteBuffer source = lookup(store, "source");
+                try (RegisteredBuffer dst = t.allocate(size + 8)) {
+                    assertEquals(size, t.await(c.read(dst, 8, source, 3, size), WAIT));
+                    check(dst.segment(), 8, size, 8);
+                }
+                store.set("read-done", new byte[0]);
+            } else {
+                try (RegisteredBuffer src = t.allocate(size + 3)) {
+                    fill(src.segment(), 3, size, 8);
+                    store.set("source", src.remote().toBytes());
+                    // Serve the read: keep the transport progressing until the reader is done.
+                    long r = c.irecv(src, 0, 0, 99);
+                    while (true) {
+                        try {
+                            store.get("read-done", Duration.ofMillis(1));
+                            break;
+                        } catch (TransportTimeoutException notYet) {
+                            assertEquals(Transport.PENDING, t.test(r));
+                        }
+                    }
+                    t.abort(new TransportException(-1, "test over"));
+                }
+            }
+        });
+    }
+
+    @Test
+    void badArgumentsAreRejectedClearly() throws Exception {
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            try (RegisteredBuffer b = t.allocate(100)) {
+                assertThrows(IllegalArgumentException.class, () -> c.isend(b, 90, 20, 0));
+                assertThrows(IllegalArgumentException.class, () -> c.irecv(b, -1, 5, 0));
+                assertThrows(IllegalArgumentException.class, () -> t.connection(rank));
+                assertThrows(IllegalArgumentException.class, () -> t.connection(2));
+                RemoteBuffer mine = b.remote();
+                RemoteBuffer theirs = new RemoteBuffer(1 - rank, mine.address(), 100, mine.key(), mine.name());
+                assertThrows(IllegalArgumentException.class, () -> c.write(b, 0, theirs, 50, 51, Connection.NO_IMMEDIATE));
+                assertThrows(IllegalArgumentException.class, () -> c.read(b, 0, theirs, 101, 0));
+                assertThrows(IllegalArgumentException.class, () -> c.write(b, 0, mine, 0, 1, Connection.NO_IMMEDIATE),
+                        "a descriptor of another rank's memory");
+                assertThrows(IllegalArgumentException.class, () -> t.register(MemorySegment.ofArray(new byte[8])));
+            }
+        });
+    }
+
+    // ---- Faults.
+
+    @Test
+    void aWaitTimesOutNamingThePeer() throws Exception {
+        Transport t = group.transport(0);
+        group.connectAll(RUN);
+        try (RegisteredBuffer b = t.allocate(8)) {
+            long id = t.connection(1).irecv(b, 0, 8, 1);
+            TransportTimeoutException e = assertThrows(TransportTimeoutException.class,
+                    () -> t.await(id, TimeUnit.MILLISECONDS.toNanos(200)));
+            assertEquals(1, e.peer());
+            assertTrue(e.getMessage().contains("peer 1"), e.getMessage());
+        }
+    }
+
+    @Test
+    void abortUnblocksAWaiter() throws Exception {
+        Transport t = group.transport(0);
+        group.connectAll(RUN);
+        RegisteredBuffer b = t.allocate(8);
+        long id = t.connection(1).irecv(b, 0, 8, 1);
+        Thread aborter = new Thread(() -> {
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException ignored) {
+                return;
+            }
+            t.abort(new IllegalStateException("rank 1 gave up"));
+        });
+        aborter.start();
+        long start = System.nanoTime();
+        assertThrows(TransportException.class, () -> t.await(id, WAIT));
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
+        aborter.join();
+        assertThrows(TransportException.class, () -> t.connection(1).irecv(b, 0, 8, 1), "operations after abort fail");
+    }
+
+    /** A rank waiting for a peer that never connects is released by abort, not only by its timeout. */
+    @Test
+    void abortUnblocksAConnectionWait() throws Exception {
+        Transport t = group.transport(1); // rank 0 never asks for this connection
+        Throwable[] outcome = new Throwable[1];
+        Thread waiter = new Thread(() -> {
+            try {
+                t.connection(0);
+            } catch (Throwable e) {
+                outcome[0] = e;
+            }
+        });
+        waiter.start();
+        Thread.sleep(200);
+        t.abort(new IllegalStateException("job cancelled"));
+        waiter.join(10_000);
+        assertTrue(!waiter.isAlive(), "connection() still blocked 10 s after abort");
+        if (outcome[0] != null) {
+            assertTrue(outcome[0] instanceof TransportException, "unexpected " + outcome[0]);
+        }
+    }
+
+    @Test
+    void closeIsIdempotentAndFailsLaterUse() {
+        Transport t = group.transport(0);
+        RegisteredBuffer b = t.allocate(8);
+        t.close();
+        t.close();
+        b.close();
+        assertThrows(RuntimeException.class, () -> t.allocate(8));
+    }
+
+    /** A rank in another JVM is killed while this one waits for it: the wait fails naming it, fast. */
+    @Test
+    void aKilledPeerFailsEveryPendingRequestToIt() throws Exception {
+        closeGroup();
+        group = null;
+        try (RankProcesses ranks = RankProcesses.launchSome(2, List.of(1), PeerRank.class,
+                Map.of(TransportConfig.ENV_TRANSPORT, provider().name().toLowerCase()))) {
+            var store = ranks.store();
+            TransportConfig config = LocalGroup.config(provider());
+            try (Transport t = io.rdma4j.transport.Transports.create(config, store, 0, 2)) {
+                Connection c = ranks.withOutputOnFailure(1, () -> t.connection(1));
+                RegisteredBuffer b = t.allocate(1 << 20);
+                long recv = c.irecv(b, 0, 1 << 20, 1);
+                long send = c.isend(b, 0, 1 << 20, 2); // the peer never posts tag 2
+                c.flush();
+                ranks.withOutputOnFailure(1, () -> store.get("peer-ready", Duration.ofSeconds(20)));
+                assertEquals(Transport.PENDING, t.test(recv));
+                ranks.kill(1);
+                long start = System.nanoTime();
+                for (long id : new long[] {recv, send}) {
+                    TransportException e = assertThrows(TransportException.class, () -> t.await(id, WAIT));
+                    assertEquals(1, e.peer(), e.getMessage());
+                    assertTrue(e.getMessage().contains("peer 1"), e.getMessage());
+                    assertTrue(!(e instanceof TransportTimeoutException), "failed by detection, not by timeout: " + e);
+                }
+                assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(15), "peer death detected late");
+            }
+        }
+    }
+
+    /** Three ranks in three JVMs: a two-sided ring and one-sided writes with immediates. */
+    @Test
+    void ranksInSeparateProcessesExchangeData() throws Exception {
+        closeGroup();
+        group = null;
+        try (RankProcesses ranks = RankProcesses.launch(3, RingRank.class,
+                Map.of(TransportConfig.ENV_TRANSPORT, provider().name().toLowerCase(), TransportConfig.ENV_TIMEOUT_MS, "20000"))) {
+            ranks.awaitSuccess(Duration.ofSeconds(45));
+            for (int r = 0; r < 3; r++) {
+                assertTrue(ranks.output(r).contains("rank " + r + " ok"), ranks.output(r));
+            }
+        }
+    }
+
+    /** A rank of {@link #ranksInSeparateProcessesExchangeData}. */
+    public static final class RingRank {
+        public static void main(String[] args) throws Exception {
+            int rank = RankProcesses.childRank();
+            int size = RankProcesses.childSize();
+            long bytes = (1 << 20) + 3;
+            try (var store = RankProcesses.childStore();
+                 Transport t = io.rdma4j.transport.Transports.create(RankProcesses.childConfig(), store, rank, size)) {
+                int next = (rank + 1) % size;
+                int prev = (rank + size - 1) % size;
+                Connection toNext = t.connection(next);
+                Connection fromPrev = t.connection(prev);
+                RegisteredBuffer out = t.allocate(bytes);
+                RegisteredBuffer in = t.allocate(bytes);
+                RegisteredBuffer window = t.allocate(bytes);
+                fill(out.segment(), 0, bytes, rank);
+                store.set("window/" + rank, window.remote().toBytes());
+                long recv = fromPrev.irecv(in, 0, bytes, 1);
+                long send = toNext.isend(out, 0, bytes, 1);
+                long write = toNext.write(out, 0, lookup(store, "window/" + next), 0, bytes, 100 + rank);
+                assertEquals(bytes, t.await(send, WAIT));
+                assertEquals(bytes, t.await(recv, WAIT));
+                assertEquals(bytes, t.await(write, WAIT));
+                check(in.segment(), 0, bytes, prev);
+                assertEquals(100 + prev, awaitImmediate(fromPrev));
+                check(window.segment(), 0, bytes, prev);
+                // Stay until every rank is done: a departing rank fails its peers' pending requests.
+                store.add("ring-done", 1);
+                while (Long.parseLong(new String(store.get("ring-done", Duration.ofSeconds(20)))) < size) {
+                    fromPrev.pollImmediate();
+                    Thread.sleep(1);
+                }
+                System.out.println("rank " + rank + " ok");
+            }
+        }
+    }
+
+    /** The peer of {@link #aKilledPeerFailsEveryPendingRequestToIt}: connects, signals, waits to be killed. */
+    public static final class PeerRank {
+        public static void main(String[] args) throws Exception {
+            var store = RankProcesses.childStore();
+            Transport t = io.rdma4j.transport.Transports.create(RankProcesses.childConfig(), store, RankProcesses.childRank(), 2);
+            t.connection(0);
+            store.set("peer-ready", new byte[0]);
+            Thread.sleep(60_000); // killed long before
+            System.exit(3);
+        }
+    }
+}

@@ -1,0 +1,548 @@
+package io.rdma4j.transport.shm;
+
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.Transport;
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.TransportTimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static io.rdma4j.transport.shm.ShmTestGroup.TIMEOUT_NANOS;
+import static io.rdma4j.transport.shm.ShmTestGroup.check;
+import static io.rdma4j.transport.shm.ShmTestGroup.fill;
+import static io.rdma4j.transport.shm.ShmTestGroup.runRanks;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The shm provider with its ranks on threads of this JVM (see ShmMultiProcessTest for processes). */
+class ShmTransportTest {
+    static final long[] SIZES = {0, 1, 4095, (1 << 20) + 3, 64L << 20};
+    private static final long GUARD = 64;
+    private static final byte CANARY = (byte) 0xA5;
+
+    private final ShmTestGroup group = new ShmTestGroup();
+
+    @AfterEach
+    void cleanUp() {
+        group.close();
+    }
+
+    /** direct: the receiver's target is shared memory (one copy); else private memory through the bounce buffer. */
+    @ParameterizedTest(name = "direct={0}")
+    @ValueSource(booleans = {true, false})
+    void twoSidedDataIntegrityForAllSizes(boolean direct) throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        long max = SIZES[SIZES.length - 1];
+        runRanks(2, rank -> {
+            try (Arena arena = Arena.ofConfined()) {
+                Transport me = t[rank];
+                Connection c = me.connection(1 - rank);
+                if (rank == 0) {
+                    RegisteredBuffer src = me.register(arena.allocate(max + 7, 64));
+                    for (int i = 0; i < SIZES.length; i++) {
+                        fill(src.segment(), 7, SIZES[i], i);
+                        assertEquals(SIZES[i], me.await(c.isend(src, 7, SIZES[i], 42), TIMEOUT_NANOS));
+                    }
+                } else {
+                    RegisteredBuffer dst = direct ? me.allocate(max + 2 * GUARD)
+                            : me.register(arena.allocate(max + 2 * GUARD, 64));
+                    assertEquals(direct, dst.remotelyAccessible());
+                    for (int i = 0; i < SIZES.length; i++) {
+                        dst.segment().fill(CANARY);
+                        long got = me.await(c.irecv(dst, GUARD, SIZES[i], 42), TIMEOUT_NANOS);
+                        assertEquals(SIZES[i], got, "bytes received for size " + SIZES[i]);
+                        assertEquals(-1, check(dst.segment(), GUARD, SIZES[i], i), "data of size " + SIZES[i]);
+                        assertGuards(dst.segment(), GUARD, SIZES[i]);
+                    }
+                }
+            }
+        });
+        closeAll(t);
+    }
+
+    @Test
+    void oneSidedWriteWithImmediateThenReadBack() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        long max = SIZES[SIZES.length - 1];
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            if (rank == 1) {
+                RegisteredBuffer target = me.allocate(max + 2 * GUARD);
+                target.segment().fill(CANARY);
+                group.store.set("target", target.remote().toBytes());
+                for (int i = 0; i < SIZES.length; i++) {
+                    long imm = waitImmediate(c);
+                    assertEquals(1000 + i, imm, "immediates arrive in order");
+                    assertEquals(-1, check(target.segment(), GUARD, SIZES[i], i), "data visible with immediate " + imm);
+                    assertGuards(target.segment(), GUARD, SIZES[i]);
+                    fill(target.segment(), GUARD, SIZES[i], 100 + i); // for the read back
+                    // Tell the writer the region may be reused: a zero-byte message.
+                    me.await(c.isend(target, 0, 0, 7), TIMEOUT_NANOS);
+                }
+            } else {
+                RemoteBuffer target = RemoteBuffer.fromBytes(group.store.get("target", Duration.ofSeconds(30)));
+                assertEquals(1, target.owner());
+                try (Arena arena = Arena.ofConfined()) {
+                    RegisteredBuffer src = me.register(arena.allocate(max, 64));
+                    RegisteredBuffer back = me.allocate(max);
+                    for (int i = 0; i < SIZES.length; i++) {
+                        fill(src.segment(), 0, SIZES[i], i);
+                        assertEquals(SIZES[i], me.await(c.write(src, 0, target, GUARD, SIZES[i], 1000 + i), TIMEOUT_NANOS));
+                        assertEquals(0, me.await(c.irecv(back, 0, 0, 7), TIMEOUT_NANOS));
+                        assertEquals(SIZES[i], me.await(c.read(back, 0, target, GUARD, SIZES[i]), TIMEOUT_NANOS));
+                        assertEquals(-1, check(back.segment(), 0, SIZES[i], 100 + i), "read back of " + SIZES[i]);
+                    }
+                }
+            }
+        });
+        closeAll(t);
+    }
+
+    @Test
+    void tagsMatchIndependentlyAndKeepOrder() throws Exception {
+        int n = 40;
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            long len = 3000;
+            if (rank == 0) {
+                RegisteredBuffer src = me.allocate(len * 2 * n);
+                long[] ids = new long[2 * n];
+                for (int i = 0; i < n; i++) {
+                    for (int tag = 1; tag <= 2; tag++) {
+                        int k = 2 * i + tag - 1;
+                        fill(src.segment(), k * len, len, tag * 1000 + i);
+                        ids[k] = c.isend(src, k * len, len, tag);
+                    }
+                }
+                for (long id : ids) {
+                    assertEquals(len, me.await(id, TIMEOUT_NANOS));
+                }
+            } else {
+                // All tag-2 receives first: they must get the tag-2 messages in send order, although
+                // every tag-1 message was sent before its tag-2 sibling. Alternate direct and bounce.
+                RegisteredBuffer shared = me.allocate(len * 2 * n);
+                try (Arena arena = Arena.ofConfined()) {
+                    RegisteredBuffer priv = me.register(arena.allocate(len * 2 * n));
+                    long[] ids = new long[2 * n];
+                    for (int tag = 2; tag >= 1; tag--) {
+                        for (int i = 0; i < n; i++) {
+                            int k = 2 * i + tag - 1;
+                            ids[k] = c.irecv(i % 2 == 0 ? shared : priv, k * len, len, tag);
+                        }
+                    }
+                    for (int k = 0; k < 2 * n; k++) {
+                        assertEquals(len, me.await(ids[k], TIMEOUT_NANOS));
+                    }
+                    for (int i = 0; i < n; i++) {
+                        for (int tag = 1; tag <= 2; tag++) {
+                            int k = 2 * i + tag - 1;
+                            MemorySegment s = (i % 2 == 0 ? shared : priv).segment();
+                            assertEquals(-1, check(s, k * len, len, tag * 1000 + i), "message " + i + " of tag " + tag);
+                        }
+                    }
+                }
+            }
+        });
+        closeAll(t);
+    }
+
+    @Test
+    void slowReceiverIsNeverOverrun() throws Exception {
+        int n = 24;
+        long len = 3 * ShmTransport.CHUNK_BYTES + 11; // several bounce chunks per message
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            if (rank == 0) {
+                RegisteredBuffer src = me.allocate(len * n);
+                long[] ids = new long[n];
+                for (int i = 0; i < n; i++) {
+                    fill(src.segment(), i * len, len, i);
+                    ids[i] = c.isend(src, i * len, len, 5);
+                }
+                // The receiver has posted nothing yet (it waits for this key): the first send waits.
+                assertEquals(Transport.PENDING, me.test(ids[0]));
+                group.store.set("posted-nothing-yet", new byte[0]);
+                for (long id : ids) {
+                    assertEquals(len, me.await(id, TIMEOUT_NANOS));
+                }
+            } else {
+                group.store.get("posted-nothing-yet", Duration.ofSeconds(30));
+                try (Arena arena = Arena.ofConfined()) {
+                    // Each receive offers exactly the message size, surrounded by canaries.
+                    MemorySegment mem = arena.allocate(n * (len + 2 * GUARD));
+                    mem.fill(CANARY);
+                    RegisteredBuffer dst = me.register(mem);
+                    for (int i = 0; i < n; i++) {
+                        Thread.sleep(5);
+                        long off = i * (len + 2 * GUARD) + GUARD;
+                        assertEquals(len, me.await(c.irecv(dst, off, len, 5), TIMEOUT_NANOS));
+                        assertEquals(-1, check(mem, off, len, i), "message " + i);
+                        assertGuards(mem.asSlice(off - GUARD, len + 2 * GUARD), GUARD, len);
+                    }
+                }
+            }
+        });
+        closeAll(t);
+    }
+
+    /**
+     * More receives than the CTS ring holds, and the one the sender needs first is posted last:
+     * the earlier entries must not block it (no deadlock), and every message still lands right.
+     */
+    @Test
+    void receivesBeyondTheCtsRingDoNotBlockALaterTag() throws Exception {
+        int n = 3 * ShmTransport.CTS_RING;
+        ShmTransport[] t = new ShmTransport[2];
+        for (int r = 0; r < 2; r++) {
+            t[r] = new ShmTransport(group.config().toBuilder().maxOutstandingRequests(4 * n).build(), group.store, r, 2);
+        }
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            RegisteredBuffer buf = me.allocate(8L * (n + 1));
+            if (rank == 1) {
+                long[] ids = new long[n + 1];
+                for (int i = 0; i < n; i++) {
+                    ids[i] = c.irecv(buf, 8L * i, 8, 1);
+                }
+                ids[n] = c.irecv(buf, 8L * n, 8, 2);
+                for (long id : ids) {
+                    assertEquals(8, me.await(id, TIMEOUT_NANOS));
+                }
+                for (int i = 0; i <= n; i++) {
+                    assertEquals(i, buf.segment().get(ValueLayout.JAVA_LONG, 8L * i), "message " + i);
+                }
+            } else {
+                for (int i = 0; i <= n; i++) {
+                    buf.segment().set(ValueLayout.JAVA_LONG, 8L * i, i);
+                }
+                assertEquals(8, me.await(c.isend(buf, 8L * n, 8, 2), TIMEOUT_NANOS), "tag 2 first");
+                long[] ids = new long[n];
+                for (int i = 0; i < n; i++) {
+                    ids[i] = c.isend(buf, 8L * i, 8, 1);
+                }
+                for (long id : ids) {
+                    assertEquals(8, me.await(id, TIMEOUT_NANOS));
+                }
+            }
+        });
+        closeAll(t);
+    }
+
+    @Test
+    void allToAllAmongFourRanks() throws Exception {
+        int size = 4;
+        long len = (1 << 20) + 3;
+        ShmTransport[] t = new ShmTransport[size];
+        for (int r = 0; r < size; r++) {
+            t[r] = group.transport(r, size);
+        }
+        runRanks(size, rank -> {
+            Transport me = t[rank];
+            RegisteredBuffer src = me.allocate(len);
+            RegisteredBuffer dst = me.allocate(len * size);
+            fill(src.segment(), 0, len, rank);
+            long[] ids = new long[2 * size];
+            for (int p = 0; p < size; p++) {
+                if (p != rank) {
+                    ids[2 * p] = me.connection(p).irecv(dst, p * len, len, 0);
+                    ids[2 * p + 1] = me.connection(p).isend(src, 0, len, 0);
+                }
+            }
+            for (int p = 0; p < size; p++) {
+                if (p != rank) {
+                    assertEquals(len, me.await(ids[2 * p], TIMEOUT_NANOS));
+                    assertEquals(len, me.await(ids[2 * p + 1], TIMEOUT_NANOS));
+                    assertEquals(-1, check(dst.segment(), p * len, len, p), "data from rank " + p);
+                }
+            }
+        });
+        closeAll(t);
+    }
+
+    @Test
+    void sendLargerThanReceiveFailsBothSides() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            RegisteredBuffer buf = me.allocate(4096);
+            buf.segment().fill(CANARY);
+            TransportException e = assertThrows(TransportException.class, () -> me.await(
+                    rank == 0 ? c.isend(buf, 0, 100, 3) : c.irecv(buf, 0, 50, 3), TIMEOUT_NANOS));
+            assertEquals(1 - rank, e.peer());
+            assertTrue(e.getMessage().contains("offered only 50 bytes") || e.getMessage().contains("sent 100 bytes"), e.getMessage());
+            if (rank == 1) {
+                assertGuards(buf.segment(), 0, 0);
+                // The connection stays usable after a failed message.
+                assertEquals(10, me.await(c.irecv(buf, 0, 10, 4), TIMEOUT_NANOS));
+            } else {
+                assertEquals(10, me.await(c.isend(buf, 0, 10, 4), TIMEOUT_NANOS));
+            }
+        });
+        closeAll(t);
+    }
+
+    @Test
+    void remoteDescriptorsAreCheckedAgainstTheRegisteredRegion() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            if (rank == 1) {
+                RegisteredBuffer region = me.allocate(4096);
+                RegisteredBuffer neighbour = me.allocate(4096);
+                neighbour.segment().fill(CANARY);
+                group.store.set("region", region.remote().toBytes());
+                group.store.get("probed", Duration.ofSeconds(30));
+                region.close();
+                group.store.set("closed", new byte[0]);
+                group.store.get("done", Duration.ofSeconds(30));
+                assertGuards(neighbour.segment(), 0, 0);
+            } else {
+                RemoteBuffer r = RemoteBuffer.fromBytes(group.store.get("region", Duration.ofSeconds(30)));
+                RegisteredBuffer src = me.allocate(8192);
+                // Outside the descriptor itself: refused before anything is looked up.
+                assertThrows(IllegalArgumentException.class, () -> c.write(src, 0, r, 4000, 200, Connection.NO_IMMEDIATE));
+                assertThrows(IllegalArgumentException.class, () -> c.read(src, 0, r, -1, 10));
+                // A forged descriptor: longer than the region, another key, another file name.
+                RemoteBuffer longer = new RemoteBuffer(1, r.address(), 8192, r.key(), r.name());
+                TransportException e = assertThrows(TransportException.class,
+                        () -> c.write(src, 0, longer, 0, 8192, Connection.NO_IMMEDIATE));
+                assertEquals(1, e.peer());
+                RemoteBuffer otherKey = new RemoteBuffer(1, r.address(), r.length(), r.key() + (1L << 32), r.name());
+                assertThrows(TransportException.class, () -> c.write(src, 0, otherKey, 0, 1, Connection.NO_IMMEDIATE));
+                RemoteBuffer otherName = new RemoteBuffer(1, r.address(), r.length(), r.key(), r.name() + "x");
+                assertThrows(IllegalArgumentException.class, () -> c.read(src, 0, otherName, 0, 1));
+                RemoteBuffer otherOwner = new RemoteBuffer(0, r.address(), r.length(), r.key(), r.name());
+                assertThrows(IllegalArgumentException.class, () -> c.read(src, 0, otherOwner, 0, 1));
+                assertEquals(4096, me.await(c.write(src, 0, r, 0, 4096, Connection.NO_IMMEDIATE), TIMEOUT_NANOS));
+                group.store.set("probed", new byte[0]);
+                group.store.get("closed", Duration.ofSeconds(30));
+                // The owner freed the region: the old descriptor no longer resolves.
+                assertThrows(TransportException.class, () -> c.write(src, 0, r, 0, 16, Connection.NO_IMMEDIATE));
+                group.store.set("done", new byte[0]);
+            }
+        });
+        closeAll(t);
+    }
+
+    @Test
+    void abortUnblocksAWaiterAndFailsThePeer() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            RegisteredBuffer buf = me.allocate(64);
+            long id = c.irecv(buf, 0, 64, 1); // nobody ever sends
+            group.store.set("posted" + rank, new byte[0]);
+            group.store.get("posted" + (1 - rank), Duration.ofSeconds(30));
+            if (rank == 0) {
+                Thread aborter = new Thread(() -> {
+                    sleep(200);
+                    me.abort(new IllegalStateException("test abort"));
+                });
+                aborter.start();
+                long start = System.nanoTime();
+                TransportException e = assertThrows(TransportException.class, () -> me.await(id, TIMEOUT_NANOS));
+                assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
+                assertTrue(e.getMessage().contains("aborted"), e.getMessage());
+                assertThrows(TransportException.class, () -> c.irecv(buf, 0, 1, 1));
+                aborter.join();
+            } else {
+                TransportException e = assertThrows(TransportException.class, () -> me.await(id, TIMEOUT_NANOS));
+                assertEquals(0, e.peer());
+                assertTrue(e.getMessage().contains("peer 0 aborted"), e.getMessage());
+            }
+        });
+        closeAll(t);
+    }
+
+    @Test
+    void timeoutNamesThePeerAndTheOperation() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        Connection c = t[0].connection(1);
+        RegisteredBuffer buf = t[0].allocate(64);
+        long id = c.irecv(buf, 0, 64, 9);
+        TransportTimeoutException e = assertThrows(TransportTimeoutException.class,
+                () -> t[0].await(id, TimeUnit.MILLISECONDS.toNanos(100)));
+        assertEquals(1, e.peer());
+        assertTrue(e.getMessage().contains("irecv of 64 bytes under tag 9 from peer 1"), e.getMessage());
+        long send = c.isend(buf, 0, 8, 10);
+        e = assertThrows(TransportTimeoutException.class, () -> t[0].await(send, TimeUnit.MILLISECONDS.toNanos(50)));
+        assertTrue(e.getMessage().contains("no matching irecv posted by peer 1"), e.getMessage());
+        // Still pending, and completes once the peer posts the receive.
+        Connection back = t[1].connection(0);
+        long recv = back.irecv(t[1].allocate(8), 0, 8, 10);
+        assertEquals(8, t[0].await(send, TIMEOUT_NANOS));
+        assertEquals(8, t[1].await(recv, TIMEOUT_NANOS));
+        closeAll(t);
+    }
+
+    @Test
+    void closingAPeerFailsItsPendingRequestsAndLeavesNoFiles() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        Connection c = t[1].connection(0);
+        t[0].connection(1);
+        long id = c.irecv(t[1].allocate(64), 0, 64, 1);
+        assertFalse(group.leftovers().isEmpty());
+        t[0].close();
+        t[0].close(); // idempotent
+        TransportException e = assertThrows(TransportException.class, () -> t[1].await(id, TIMEOUT_NANOS));
+        assertEquals(0, e.peer());
+        assertTrue(e.getMessage().contains("peer 0 closed"), e.getMessage());
+        assertThrows(TransportException.class, () -> t[0].allocate(1));
+        t[1].close();
+        assertEquals(java.util.List.of(), group.leftovers());
+    }
+
+    @Test
+    void requestIdsAreSingleUse() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        RemoteBuffer target = t[1].allocate(16).remote();
+        RegisteredBuffer src = t[0].allocate(16);
+        long id = t[0].connection(1).write(src, 0, target, 0, 16, Connection.NO_IMMEDIATE);
+        assertEquals(16, t[0].test(id));
+        assertThrows(IllegalArgumentException.class, () -> t[0].test(id));
+        long next = t[0].connection(1).write(src, 0, target, 0, 8, Connection.NO_IMMEDIATE);
+        assertNotEquals(id, next, "a reused slot gets a new id");
+        assertEquals(8, t[0].test(next));
+        closeAll(t);
+    }
+
+    @Test
+    void tooManyOutstandingRequestsIsAClearError() throws Exception {
+        ShmTransport a = new ShmTransport(group.config().toBuilder().maxOutstandingRequests(4).build(), group.store, 0, 2);
+        ShmTransport b = group.transport(1, 2);
+        RegisteredBuffer buf = a.allocate(64);
+        Connection c = a.connection(1);
+        for (int i = 0; i < 4; i++) {
+            c.irecv(buf, 0, 64, i);
+        }
+        TransportException e = assertThrows(TransportException.class, () -> c.irecv(buf, 0, 64, 99));
+        assertTrue(e.getMessage().contains("all 4 requests are outstanding"), e.getMessage());
+        closeAll(new ShmTransport[] {a, b});
+    }
+
+    @Test
+    void registrationsAreCachedAndSlicesOfSharedBuffersStayRemote() throws Exception {
+        try (ShmTransport t = group.transport(0, 1); Arena arena = Arena.ofConfined()) {
+            MemorySegment priv = arena.allocate(256);
+            RegisteredBuffer r = t.register(priv);
+            assertSame(r, t.register(priv));
+            assertFalse(r.remotelyAccessible());
+            assertThrows(UnsupportedOperationException.class, r::remote);
+            RegisteredBuffer shared = t.allocate(1 << 16);
+            RegisteredBuffer slice = t.register(shared.segment().asSlice(4096, 100));
+            assertTrue(slice.remotelyAccessible());
+            assertEquals(shared.remote().address() + 4096, slice.remote().address());
+            assertEquals(shared.remote().key(), slice.remote().key());
+            assertThrows(IllegalArgumentException.class, () -> t.register(MemorySegment.ofArray(new byte[8])));
+            assertThrows(IllegalArgumentException.class, () -> t.connection(0));
+        }
+    }
+
+    @Test
+    void freedRegionsAreReusedWithNewKeys() {
+        try (ShmTransport t = group.transport(0, 1)) {
+            RegisteredBuffer a = t.allocate(1000);
+            RemoteBuffer ra = a.remote();
+            a.close();
+            a.close();
+            RegisteredBuffer b = t.allocate(1000);
+            assertEquals(ra.address(), b.remote().address(), "space is reused");
+            assertNotEquals(ra.key(), b.remote().key(), "but under a new key");
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> t.usable(a, "source"));
+            assertTrue(e.getMessage().contains("was closed"), e.getMessage());
+            RegisteredBuffer big = t.allocate((64L << 20) + 1); // larger than a slab: its own file
+            assertEquals((64L << 20) + 1, big.byteSize());
+            assertNotEquals(ra.name(), big.remote().name());
+        }
+    }
+
+    @Test
+    void filesOfDeadProcessesAreReapedAtStart() throws Exception {
+        Process p = new ProcessBuilder("true").start();
+        p.waitFor();
+        long deadPid = p.pid();
+        Path stale = group.shmDir.resolve("rdma4j-old-r3-p" + deadPid + "-ctl");
+        Path staleSlab = group.shmDir.resolve("rdma4j-old-r3-p" + deadPid + "-heap0");
+        Path live = group.shmDir.resolve("rdma4j-other-r0-p" + ProcessHandle.current().pid() + "-ctl");
+        Path foreign = group.shmDir.resolve("not-ours");
+        for (Path f : new Path[] {stale, staleSlab, live, foreign}) {
+            Files.write(f, new byte[1]);
+        }
+        try (ShmTransport t = group.transport(0, 1)) {
+            assertFalse(Files.exists(stale));
+            assertFalse(Files.exists(staleSlab));
+            assertTrue(Files.exists(live), "a live process's file is kept");
+            assertTrue(Files.exists(foreign), "files not named by rdma4j are never touched");
+            assertTrue(Files.exists(t.controlFile()));
+        }
+        Files.delete(live);
+        Files.delete(foreign);
+        assertEquals(java.util.List.of(), group.leftovers());
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    static long waitImmediate(Connection c) {
+        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+        while (true) {
+            long imm = c.pollImmediate();
+            if (imm != Connection.NO_IMMEDIATE) {
+                return imm;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no immediate from rank " + c.peer());
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    private static void assertGuards(MemorySegment s, long offset, long length) {
+        for (long i = 0; i < offset; i++) {
+            assertEquals(CANARY, s.get(ValueLayout.JAVA_BYTE, i), "guard byte before the target at " + i);
+        }
+        for (long i = offset + length; i < Math.min(s.byteSize(), offset + length + GUARD); i++) {
+            assertEquals(CANARY, s.get(ValueLayout.JAVA_BYTE, i), "guard byte after the target at " + i);
+        }
+    }
+
+    private void closeAll(ShmTransport[] t) {
+        for (ShmTransport x : t) {
+            x.close();
+        }
+        assertEquals(java.util.List.of(), group.leftovers(), "files left in the shm directory");
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
