@@ -1,0 +1,103 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.verbs.ffi.RdmaCm;
+import io.rdma4j.verbs.ffi.rdma_cm_event;
+import io.rdma4j.verbs.ffi.rdma_event_channel;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+/**
+ * An rdma_cm event channel with a non-blocking fd: every wait is a bounded poll(2), so a peer
+ * that never answers produces a timeout that says what was awaited, never a hang.
+ */
+@SuppressWarnings("restricted")
+final class CmEventChannel implements AutoCloseable {
+    private final MemorySegment channel;
+    private final int fd;
+    private boolean closed;
+
+    private CmEventChannel(MemorySegment channel) {
+        this.channel = channel;
+        this.fd = rdma_event_channel.fd(channel);
+    }
+
+    static CmEventChannel create() {
+        CmCalls.load();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Downcalls.captureState(arena);
+            MemorySegment ch = (MemorySegment) CmCalls.CREATE_EVENT_CHANNEL.invokeExact(errno);
+            CmEventChannel c = new CmEventChannel(Results.checkPointer(ch, errno, "rdma_create_event_channel",
+                    rdma_event_channel.sizeof()));
+            try {
+                Posix.setNonBlocking(c.fd, "rdma_cm event channel");
+            } catch (RuntimeException e) {
+                c.close();
+                throw e;
+            }
+            return c;
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    MemorySegment segment() {
+        return channel;
+    }
+
+    /**
+     * Waits for the next event and acknowledges it.
+     *
+     * @throws VerbsTimeoutException naming {@code awaited} when none arrives in time
+     */
+    CmEvent next(long timeoutMillis, String awaited) {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Downcalls.captureState(arena);
+            MemorySegment out = arena.allocate(ADDRESS);
+            while (true) {
+                long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                Posix.awaitReadable(fd, left, awaited);
+                int rc = (int) CmCalls.GET_CM_EVENT.invokeExact(errno, channel, out);
+                if (rc == 0) {
+                    break;
+                }
+                int e = Errno.captured(errno);
+                if (e != io.rdma4j.verbs.ffi.Verbs.EAGAIN()) {
+                    throw new VerbsException("rdma_get_cm_event while waiting for " + awaited, e);
+                }
+            }
+            MemorySegment ev = out.get(ADDRESS, 0).reinterpret(rdma_cm_event.sizeof());
+            CmEvent copy = new CmEvent(rdma_cm_event.event(ev), rdma_cm_event.status(ev),
+                    rdma_cm_event.id(ev).address(), rdma_cm_event.listen_id(ev).address());
+            RdmaCm.rdma_ack_cm_event(ev);
+            return copy;
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /**
+     * Waits for an event of type {@code expected}; any other event fails with a message that
+     * names both (e.g. REJECTED with its status when connecting to a port nobody listens on).
+     */
+    CmEvent expect(int expected, long timeoutMillis, String awaited) {
+        CmEvent e = next(timeoutMillis, awaited);
+        if (e.type() != expected) {
+            throw new VerbsException("while waiting for " + awaited + ": got " + e.typeName() + " (status "
+                    + e.status() + (e.status() < 0 ? ", " + Errno.describe(-e.status()) : "") + ") instead of "
+                    + CmEvent.name(expected));
+        }
+        return e;
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            RdmaCm.rdma_destroy_event_channel(channel);
+        }
+    }
+}

@@ -1,0 +1,256 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.verbs.ffi.RdmaCm;
+import io.rdma4j.verbs.ffi.ibv_qp;
+import io.rdma4j.verbs.ffi.ibv_qp_cap;
+import io.rdma4j.verbs.ffi.ibv_qp_init_attr;
+import io.rdma4j.verbs.ffi.rdma_cm_id;
+import io.rdma4j.verbs.ffi.rdma_conn_param;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+/**
+ * An rdma_cm identifier ({@code struct rdma_cm_id}): an RC connection set up by IP address
+ * instead of an out-of-band QP exchange. Each id has its own event channel, so the events of one
+ * connection never interleave with another's, and every step waits with a timeout.
+ *
+ * <p>Client: {@link #create()}, {@link #resolve}, {@link #context()} + PD/CQs,
+ * {@link #createQueuePair}, {@link #connect}. Server: {@link #listen}, {@link #awaitConnectRequest}
+ * (returns the new id), {@link #createQueuePair} on it, {@link #accept}.
+ */
+@SuppressWarnings("restricted")
+public final class CmId extends NativeResource {
+    private final MemorySegment id;
+    private final CmEventChannel channel;
+    private DeviceContext context;
+    private QueuePair queuePair;
+    private String peer = "unconnected peer";
+
+    private CmId(MemorySegment id, CmEventChannel channel, NativeResource parent, String description) {
+        super(description, parent);
+        this.id = id;
+        this.channel = channel;
+    }
+
+    /** A new RC (RDMA_PS_TCP) id with its own event channel. */
+    public static CmId create() {
+        CmEventChannel channel = CmEventChannel.create();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Downcalls.captureState(arena);
+            MemorySegment out = arena.allocate(ADDRESS);
+            int rc = (int) CmCalls.CREATE_ID.invokeExact(errno, channel.segment(), out, MemorySegment.NULL,
+                    RdmaCm.RDMA_PS_TCP());
+            CmCalls.check(rc, errno, "rdma_create_id");
+            return new CmId(out.get(ADDRESS, 0).reinterpret(rdma_cm_id.sizeof()), channel, null, "CmId");
+        } catch (Throwable t) {
+            channel.close();
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** Resolves {@code destination} to a local device and a route to it (ADDR_RESOLVED, then ROUTE_RESOLVED). */
+    public CmId resolve(InetSocketAddress destination, long timeoutMillis) {
+        ensureOpen();
+        int t = (int) Checks.inRange("timeoutMillis", timeoutMillis, 1, Integer.MAX_VALUE);
+        peer = destination.toString();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Downcalls.captureState(arena);
+            int rc = (int) CmCalls.RESOLVE_ADDR.invokeExact(errno, id, MemorySegment.NULL,
+                    SocketAddresses.toNative(destination, arena), t);
+            CmCalls.check(rc, errno, "rdma_resolve_addr(" + peer + ")");
+            channel.expect(RdmaCm.RDMA_CM_EVENT_ADDR_RESOLVED(), timeoutMillis, "address resolution of " + peer);
+            rc = (int) CmCalls.RESOLVE_ROUTE.invokeExact(errno, id, t);
+            CmCalls.check(rc, errno, "rdma_resolve_route(" + peer + ")");
+            channel.expect(RdmaCm.RDMA_CM_EVENT_ROUTE_RESOLVED(), timeoutMillis, "route resolution to " + peer);
+            return this;
+        } catch (Throwable e) {
+            throw Downcalls.rethrow(e);
+        }
+    }
+
+    /** Binds to {@code local} (port 0 = any) and listens for connection requests. */
+    public CmId listen(InetSocketAddress local, int backlog) {
+        ensureOpen();
+        Checks.positive("backlog", backlog);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Downcalls.captureState(arena);
+            int rc = (int) CmCalls.BIND_ADDR.invokeExact(errno, id, SocketAddresses.toNative(local, arena));
+            CmCalls.check(rc, errno, "rdma_bind_addr(" + local + ")");
+            rc = (int) CmCalls.LISTEN.invokeExact(errno, id, backlog);
+            CmCalls.check(rc, errno, "rdma_listen(" + local + ")");
+            return this;
+        } catch (Throwable e) {
+            throw Downcalls.rethrow(e);
+        }
+    }
+
+    /** The port this id is bound to (after {@link #listen}). */
+    public int localPort() {
+        return Short.toUnsignedInt(Short.reverseBytes(RdmaCm.rdma_get_src_port(segment())));
+    }
+
+    /**
+     * Waits for a client's connection request; returns the id of the new connection, moved to its
+     * own event channel. Create its QP, then {@link #accept} it.
+     */
+    public CmId awaitConnectRequest(long timeoutMillis) {
+        ensureOpen();
+        CmEvent e = channel.expect(RdmaCm.RDMA_CM_EVENT_CONNECT_REQUEST(), timeoutMillis,
+                "a connection request on " + description());
+        MemorySegment child = MemorySegment.ofAddress(e.idAddress()).reinterpret(rdma_cm_id.sizeof());
+        CmEventChannel own = CmEventChannel.create();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Downcalls.captureState(arena);
+            int rc = (int) CmCalls.MIGRATE_ID.invokeExact(errno, child, own.segment());
+            CmCalls.check(rc, errno, "rdma_migrate_id");
+        } catch (Throwable t) {
+            own.close();
+            RdmaCm.rdma_destroy_id(child);
+            throw Downcalls.rethrow(t);
+        }
+        CmId accepted = new CmId(child, own, this, "CmId (accepted on " + description() + ")");
+        accepted.peer = "client of " + description();
+        return accepted;
+    }
+
+    /** The device the id resolved to; valid after {@link #resolve} or on an accepted id. */
+    public DeviceContext context() {
+        ensureOpen();
+        if (context == null) {
+            MemorySegment verbs = rdma_cm_id.verbs(id);
+            if (verbs.equals(MemorySegment.NULL)) {
+                throw new IllegalStateException(description() + " has no device yet; resolve() it first");
+            }
+            context = DeviceContext.borrow(verbs, this);
+        }
+        return context;
+    }
+
+    /**
+     * Creates the id's RC QP (rdma_create_qp). rdma_cm moves it through RESET..RTS itself during
+     * connect/accept, so it is not stepped by hand.
+     */
+    public QueuePair createQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+                                     QpCapabilities caps) {
+        ensureOpen();
+        if (queuePair != null) {
+            throw new IllegalStateException(description() + " already has " + queuePair.description());
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment init = ibv_qp_init_attr.allocate(arena);
+            init.fill((byte) 0);
+            ibv_qp_init_attr.send_cq(init, sendCq.segment());
+            ibv_qp_init_attr.recv_cq(init, recvCq.segment());
+            ibv_qp_init_attr.qp_type(init, QpType.RC.code());
+            MemorySegment cap = ibv_qp_init_attr.cap(init);
+            ibv_qp_cap.max_send_wr(cap, caps.maxSendWr());
+            ibv_qp_cap.max_recv_wr(cap, caps.maxRecvWr());
+            ibv_qp_cap.max_send_sge(cap, caps.maxSendSge());
+            ibv_qp_cap.max_recv_sge(cap, caps.maxRecvSge());
+            ibv_qp_cap.max_inline_data(cap, caps.maxInlineData());
+            MemorySegment errno = Downcalls.captureState(arena);
+            int rc = (int) CmCalls.CREATE_QP.invokeExact(errno, id, pd.segment(), init);
+            CmCalls.check(rc, errno, "rdma_create_qp(" + description() + ")");
+            MemorySegment qp = rdma_cm_id.qp(id).reinterpret(ibv_qp.sizeof());
+            QpCapabilities granted = new QpCapabilities(ibv_qp_cap.max_send_wr(cap), ibv_qp_cap.max_recv_wr(cap),
+                    ibv_qp_cap.max_send_sge(cap), ibv_qp_cap.max_recv_sge(cap), ibv_qp_cap.max_inline_data(cap));
+            queuePair = new QueuePair("RC QueuePair " + ibv_qp.qp_num(qp) + " of " + description(),
+                    new NativeResource[]{this, pd, sendCq, recvCq}, qp, QpType.RC,
+                    granted, pd.context().dataPath(),
+                    (attr, mask) -> {
+                        throw new IllegalStateException("rdma_cm drives the state of " + description()
+                                + "; use connect()/accept()/disconnect()");
+                    },
+                    () -> {
+                        RdmaCm.rdma_destroy_qp(id);
+                        return 0;
+                    });
+            queuePair.assumeState(QpState.INIT);
+            return queuePair;
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** Client side: connects and waits for ESTABLISHED (REJECTED/UNREACHABLE fail with the reason). */
+    public void connect(CmConnectionParams params, long timeoutMillis) {
+        requireQp("connect");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = rdma_conn_param.allocate(arena);
+            params.fill(p);
+            MemorySegment errno = Downcalls.captureState(arena);
+            int rc = (int) CmCalls.CONNECT.invokeExact(errno, id, p);
+            CmCalls.check(rc, errno, "rdma_connect(" + peer + ")");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+        channel.expect(RdmaCm.RDMA_CM_EVENT_ESTABLISHED(), timeoutMillis, "connection to " + peer);
+        queuePair.assumeState(QpState.READY_TO_SEND);
+    }
+
+    /** Server side, on an id from {@link #awaitConnectRequest}: accepts and waits for ESTABLISHED. */
+    public void accept(CmConnectionParams params, long timeoutMillis) {
+        requireQp("accept");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = rdma_conn_param.allocate(arena);
+            params.fill(p);
+            MemorySegment errno = Downcalls.captureState(arena);
+            int rc = (int) CmCalls.ACCEPT.invokeExact(errno, id, p);
+            CmCalls.check(rc, errno, "rdma_accept(" + peer + ")");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+        channel.expect(RdmaCm.RDMA_CM_EVENT_ESTABLISHED(), timeoutMillis, "establishment of " + description());
+        queuePair.assumeState(QpState.READY_TO_SEND);
+    }
+
+    /** Disconnects and waits for this side's DISCONNECTED event. */
+    public void disconnect(long timeoutMillis) {
+        ensureOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Downcalls.captureState(arena);
+            int rc = (int) CmCalls.DISCONNECT.invokeExact(errno, id);
+            CmCalls.check(rc, errno, "rdma_disconnect(" + peer + ")");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+        awaitDisconnect(timeoutMillis);
+    }
+
+    /** Waits until the peer disconnected (the DISCONNECTED event). */
+    public void awaitDisconnect(long timeoutMillis) {
+        ensureOpen();
+        channel.expect(RdmaCm.RDMA_CM_EVENT_DISCONNECTED(), timeoutMillis, "disconnection from " + peer);
+        if (queuePair != null) {
+            queuePair.assumeState(QpState.ERROR);
+        }
+    }
+
+    private void requireQp(String step) {
+        ensureOpen();
+        if (queuePair == null) {
+            throw new IllegalStateException(step + " on " + description() + " needs its QP: call createQueuePair first");
+        }
+    }
+
+    MemorySegment segment() {
+        ensureOpen();
+        return id;
+    }
+
+    @Override
+    protected void release() {
+        try {
+            int rc = RdmaCm.rdma_destroy_id(id);
+            if (rc != 0) {
+                throw new VerbsException("rdma_destroy_id(" + description() + ") failed");
+            }
+        } finally {
+            channel.close();
+        }
+    }
+}

@@ -1,0 +1,113 @@
+package io.rdma4j.verbs;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * One of the two native libraries rdma4j binds (libibverbs, librdmacm), probed and loaded on
+ * first use rather than in a static initializer, so that a machine without them can still load
+ * every class, print a device report and run the host tests.
+ *
+ * <p>The jextract-generated header classes look symbols up through
+ * {@link SymbolLookup#loaderLookup()}, so a successful load also registers the library with this
+ * class loader ({@link System#load}) under the path the dynamic linker resolved for the soname.
+ *
+ * <p>The soname can be overridden with a system property ({@code rdma4j.libibverbs},
+ * {@code rdma4j.librdmacm}), e.g. to point at an rdma-core build, or at a name that does not
+ * exist to see the missing-library report.
+ */
+@SuppressWarnings("restricted")
+public final class NativeLibrary {
+    public static final NativeLibrary IBVERBS = new NativeLibrary("libibverbs",
+            System.getProperty("rdma4j.libibverbs", "libibverbs.so.1"), NativeLibraryHints.IBVERBS);
+    public static final NativeLibrary RDMACM = new NativeLibrary("librdmacm",
+            System.getProperty("rdma4j.librdmacm", "librdmacm.so.1"), NativeLibraryHints.RDMACM);
+
+    private final String displayName;
+    private final String soname;
+    private final String installHint;
+    private volatile SymbolLookup lookup;
+    private volatile LibraryMissingException failure;
+
+    NativeLibrary(String displayName, String soname, String installHint) {
+        this.displayName = displayName;
+        this.soname = soname;
+        this.installHint = installHint;
+    }
+
+    public String soname() {
+        return soname;
+    }
+
+    /** True when the library is (or can now be) loaded; never throws. */
+    public boolean isAvailable() {
+        try {
+            load();
+            return true;
+        } catch (LibraryMissingException e) {
+            return false;
+        }
+    }
+
+    /** Loads the library once; later calls return the cached lookup or rethrow the cached failure. */
+    public SymbolLookup load() {
+        SymbolLookup l = lookup;
+        if (l != null) {
+            return l;
+        }
+        synchronized (this) {
+            if (lookup == null && failure == null) {
+                try {
+                    SymbolLookup found = SymbolLookup.libraryLookup(soname, Arena.global());
+                    resolvedPath().ifPresent(p -> System.load(p.toString()));
+                    lookup = found;
+                } catch (IllegalArgumentException | UnsatisfiedLinkError e) {
+                    failure = new LibraryMissingException(displayName + " (" + soname + ") could not be loaded: "
+                            + e.getMessage() + ". Install it: " + installHint + ".");
+                }
+            }
+            if (failure != null) {
+                throw failure;
+            }
+            return lookup;
+        }
+    }
+
+    /** The library's address of {@code symbol}, loading the library first. */
+    public MemorySegment symbol(String symbol) {
+        return load().find(symbol).orElseThrow(() -> new LibraryMissingException(
+                displayName + " (" + soname + ") has no symbol " + symbol
+                        + "; it is older than rdma4j needs (rdma-core >= 34). Upgrade it: " + installHint + "."));
+    }
+
+    /**
+     * The file the dynamic linker mapped for our soname, read back from /proc/self/maps so that
+     * System.load registers exactly the object dlopen found (LD_LIBRARY_PATH and ld.so.cache
+     * included) instead of guessing directories.
+     */
+    private Optional<Path> resolvedPath() {
+        if (soname.indexOf('/') >= 0) {
+            return Optional.of(Path.of(soname));
+        }
+        try (var lines = Files.lines(Path.of("/proc/self/maps"))) {
+            return lines.map(line -> {
+                        int slash = line.indexOf('/');
+                        return slash < 0 ? null : Path.of(line.substring(slash));
+                    })
+                    .filter(p -> p != null && p.getFileName().toString().startsWith(soname))
+                    .findFirst();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return displayName + " (" + soname + ")";
+    }
+}

@@ -1,0 +1,10 @@
+package io.rdma4j.verbs;
+
+/** A verbs object was used after {@code close()}; the message names the object. */
+public class ResourceClosedException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    public ResourceClosedException(String resource) {
+        super(resource + " is closed");
+    }
+}

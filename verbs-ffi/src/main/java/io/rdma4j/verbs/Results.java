@@ -1,0 +1,28 @@
+package io.rdma4j.verbs;
+
+import java.lang.foreign.MemorySegment;
+
+/** Turns the two ways verbs report failure into exceptions that name the call and its object. */
+@SuppressWarnings("restricted")
+final class Results {
+    private Results() {
+    }
+
+    /**
+     * Checks a pointer result: NULL means failure, reported with the errno the call captured.
+     * {@code size} bounds the returned segment to the struct it points at.
+     */
+    static MemorySegment checkPointer(MemorySegment result, MemorySegment captureState, String what, long size) {
+        if (result.equals(MemorySegment.NULL)) {
+            throw new VerbsException(what, Errno.captured(captureState));
+        }
+        return result.reinterpret(size);
+    }
+
+    /** Checks a verb that returns 0 or an errno value (some providers return it negated). */
+    static void checkReturn(int rc, String what) {
+        if (rc != 0) {
+            throw new VerbsException(what, Math.abs(rc));
+        }
+    }
+}

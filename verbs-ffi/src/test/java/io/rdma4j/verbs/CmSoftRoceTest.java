@@ -1,0 +1,120 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.verbs.testing.SoftRoce;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.*;
+
+/** rdma_cm between two processes on the Soft-RoCE guest's rxe pair. */
+@Tag(SoftRoce.TAG)
+class CmSoftRoceTest {
+
+    private static List<String> ips() {
+        List<String> devices = SoftRoce.requireDeviceOrSkip();
+        Assumptions.assumeTrue(SoftRoce.inGuest(), "needs the addresses scripts/softroce-vm gives its rxe devices");
+        String server = devices.size() > 1 ? devices.get(1) : devices.get(0);
+        return List.of(SoftRoce.ipv4Address(devices.get(0)), SoftRoce.ipv4Address(server));
+    }
+
+    /** The folders/jars the classes come from (the JUnit console launcher's own class path is just its jar). */
+    private static String classPathOf(Class<?>... classes) throws Exception {
+        StringBuilder cp = new StringBuilder();
+        for (Class<?> c : classes) {
+            String entry = Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+            if (cp.indexOf(entry) < 0) {
+                cp.append(cp.isEmpty() ? "" : java.io.File.pathSeparator).append(entry);
+            }
+        }
+        return cp.toString();
+    }
+
+    @Test
+    void connectSendReceiveEchoAndDisconnectBetweenTwoProcesses() throws Exception {
+        String serverIp = ips().get(1);
+        Process server = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-cp", classPathOf(CmEchoServer.class, CmId.class),
+                CmEchoServer.class.getName(), serverIp).redirectErrorStream(true).start();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))) {
+            String line = out.readLine();
+            assertNotNull(line, "server exited before listening");
+            assertTrue(line.startsWith("PORT "), "server said: " + line);
+            int port = Integer.parseInt(line.substring(5).trim());
+
+            try (CmId id = CmId.create().resolve(new InetSocketAddress(serverIp, port), 10_000);
+                 Arena arena = Arena.ofShared();
+                 WorkCompletions wcs = new WorkCompletions(4);
+                 RecvWorkRequests r = new RecvWorkRequests(1, 1);
+                 SendWorkRequests s = new SendWorkRequests(1, 1)) {
+                DeviceContext ctx = id.context();
+                ProtectionDomain pd = ctx.allocateProtectionDomain();
+                CompletionQueue cq = ctx.createCompletionQueue(8);
+                QueuePair qp = id.createQueuePair(pd, cq, cq, new QpCapabilities(4, 4, 1, 1, 0));
+                MemorySegment buf = arena.allocate(2L * CmEchoServer.SIZE, 4096);
+                MemoryRegion mr = pd.register(buf, Access.LOCAL_WRITE);
+                for (int i = 0; i < CmEchoServer.SIZE; i++) {
+                    buf.set(JAVA_BYTE, i, (byte) (i * 7 + 3));
+                }
+                r.addSge(r.add(1), mr, CmEchoServer.SIZE, CmEchoServer.SIZE);
+                qp.postRecv(r);
+                id.connect(CmConnectionParams.defaults(), 30_000);
+                assertEquals(QpState.READY_TO_SEND, qp.queryState());
+                s.addSge(s.add(2, SendOpcode.SEND, SendFlags.SIGNALED), mr, 0, CmEchoServer.SIZE);
+                qp.postSend(s);
+                int got = 0;
+                long deadline = System.nanoTime() + 30_000_000_000L;
+                while (got < 2) {
+                    int n = cq.poll(wcs);
+                    for (int i = 0; i < n; i++) {
+                        wcs.checkSuccess(i, "echo exchange");
+                    }
+                    got += n;
+                    assertTrue(System.nanoTime() < deadline, "send + echo completions: " + got + " of 2");
+                }
+                assertEquals(-1, MemorySegment.mismatch(buf, 0, CmEchoServer.SIZE, buf, CmEchoServer.SIZE,
+                        2L * CmEchoServer.SIZE), "echo equals what was sent");
+                id.disconnect(30_000);
+                qp.close();
+                mr.close();
+                cq.close();
+                pd.close();
+            }
+            assertTrue(server.waitFor(60, TimeUnit.SECONDS), "server did not exit after the disconnect");
+            String rest = String.join("\n", out.lines().toList());
+            assertEquals(0, server.exitValue(), "server output:\n" + rest);
+            assertTrue(rest.contains("DONE"), rest);
+        } finally {
+            server.destroyForcibly();
+        }
+    }
+
+    @Test
+    void connectingToAPortWithoutListenerFailsWithinItsTimeout() {
+        String serverIp = ips().get(1);
+        long timeoutMs = 5_000;
+        try (CmId id = CmId.create().resolve(new InetSocketAddress(serverIp, 4791 + 7), 10_000)) {
+            DeviceContext ctx = id.context();
+            ProtectionDomain pd = ctx.allocateProtectionDomain();
+            CompletionQueue cq = ctx.createCompletionQueue(4);
+            id.createQueuePair(pd, cq, cq, new QpCapabilities(1, 1, 1, 1, 0));
+            long start = System.nanoTime();
+            VerbsException e = assertThrows(VerbsException.class,
+                    () -> id.connect(CmConnectionParams.defaults(), timeoutMs));
+            long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(elapsedMs < timeoutMs + 2_000, "gave up after " + elapsedMs + " ms");
+            assertTrue(e.getMessage().contains("connection to /" + serverIp), e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,112 @@
+package io.rdma4j.verbs;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/** Device discovery's four outcomes on a host without RDMA, and the report VerbsInfo prints. */
+class DiscoveryTest {
+    private static final boolean KERNEL_HAS_VERBS = Files.isDirectory(Path.of("/sys/class/infiniband_verbs"));
+
+    @Test
+    void kernelWithoutRdmaIsReportedAsSuchWithWhatToDo() {
+        DeviceDiscovery d = RdmaDevices.discover();
+        if (KERNEL_HAS_VERBS) {
+            // On a kernel with ib_uverbs (e.g. the Soft-RoCE guest) ENOSYS must not be claimed.
+            assertTrue(d.status() == DiscoveryStatus.NO_DEVICES || d.status() == DiscoveryStatus.DEVICES_FOUND,
+                    d.toString());
+            return;
+        }
+        assertEquals(DiscoveryStatus.KERNEL_NO_RDMA, d.status(), d.explanation());
+        assertTrue(d.devices().isEmpty());
+        assertTrue(d.explanation().contains("ENOSYS"), d.explanation());
+        assertTrue(d.explanation().contains("ib_uverbs"), d.explanation());
+        assertTrue(d.explanation().contains("rdma_rxe"), d.explanation());
+        assertTrue(d.explanation().contains("scripts/softroce-vm"), d.explanation());
+    }
+
+    @Test
+    void openingWithoutDevicesFailsWithTheDiscoveryExplanation() {
+        if (KERNEL_HAS_VERBS) {
+            return; // covered by the Soft-RoCE integration tests
+        }
+        VerbsException e = assertThrows(VerbsException.class, () -> RdmaDevices.open(null));
+        assertTrue(e.getMessage().contains("KERNEL_NO_RDMA"), e.getMessage());
+        assertTrue(e.getMessage().contains("ENOSYS"), e.getMessage());
+    }
+
+    @Test
+    void missingLibraryIsReportedWithThePackagesToInstall() {
+        NativeLibrary absent = new NativeLibrary("libibverbs", "librdma4j-test-absent.so.1",
+                "Debian/Ubuntu: sudo apt-get install libibverbs1 ibverbs-providers");
+        DeviceDiscovery d = RdmaDevices.discover(absent);
+        assertEquals(DiscoveryStatus.LIBRARY_MISSING, d.status());
+        assertTrue(d.explanation().contains("librdma4j-test-absent.so.1"), d.explanation());
+        assertTrue(d.explanation().contains("apt-get install libibverbs1 ibverbs-providers"), d.explanation());
+        assertFalse(absent.isAvailable());
+        // the failure is remembered and rethrown with the same message
+        LibraryMissingException first = assertThrows(LibraryMissingException.class, absent::load);
+        LibraryMissingException second = assertThrows(LibraryMissingException.class, absent::load);
+        assertSame(first, second);
+    }
+
+    @Test
+    void installHintsNameTheDistributionPackagesOfBothLibraries() throws Exception {
+        NativeLibrary cm = new NativeLibrary("librdmacm", "librdma4j-test-absent-cm.so.1",
+                NativeLibraryHints.RDMACM);
+        LibraryMissingException e = assertThrows(LibraryMissingException.class, cm::load);
+        assertTrue(e.getMessage().contains("librdmacm1"), e.getMessage());
+        assertTrue(NativeLibraryHints.IBVERBS.contains("libibverbs1") && NativeLibraryHints.IBVERBS.contains("rdma-core"));
+    }
+
+    @Test
+    void verbsInfoPrintsTheExplanationAndExitsZero() {
+        DeviceDiscovery none = new DeviceDiscovery(DiscoveryStatus.NO_DEVICES, List.of(), "load a driver " + "x ".repeat(80));
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        int rc = VerbsInfo.report(none, new PrintStream(buf, true, StandardCharsets.UTF_8), false);
+        String out = buf.toString(StandardCharsets.UTF_8);
+        assertEquals(0, rc);
+        assertTrue(out.startsWith("rdma4j verbs-info: NO_DEVICES\nload a driver"), out);
+        assertTrue(out.lines().allMatch(l -> l.length() <= 100), "wrapped to 100 columns:\n" + out);
+        assertEquals(3, VerbsInfo.report(none, new PrintStream(new ByteArrayOutputStream()), true));
+    }
+
+    /** The real command in a fresh JVM with the library name overridden, as a user would see it. */
+    @Test
+    void verbsInfoCommandReportsAMissingLibrary() throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED",
+                "-Drdma4j.libibverbs=librdma4j-test-absent.so.1",
+                "-cp", System.getProperty("java.class.path"),
+                VerbsInfo.class.getName()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "verbs-info did not finish");
+        assertEquals(0, p.exitValue(), out);
+        assertTrue(out.startsWith("rdma4j verbs-info: LIBRARY_MISSING"), out);
+        assertTrue(out.contains("librdma4j-test-absent.so.1"), out);
+        assertTrue(out.contains("libibverbs1"), out);
+        assertFalse(out.contains("WARNING"), "no restricted-method warning:\n" + out);
+    }
+
+    @Test
+    void errnoIsNamedAndDescribed() {
+        assertEquals("ENOSYS", Errno.name(38));
+        assertEquals("ENOSYS (Function not implemented)", Errno.describe(38));
+        assertEquals("errno 4242", Errno.name(4242));
+        VerbsException e = new VerbsException("ibv_alloc_pd(rxe0)", 12);
+        assertEquals(12, e.errno());
+        assertEquals("ENOMEM", e.errnoName());
+        assertEquals("ibv_alloc_pd(rxe0) failed: ENOMEM (Cannot allocate memory)", e.getMessage());
+    }
+}
