@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  */
 final class ShmFiles {
     private static final Pattern OWNED = Pattern.compile("rdma4j-.+-r\\d+-p(\\d+)-(?:ctl|heap\\d+)");
-    private static final long PID_REUSE_SLACK_MILLIS = 2_000;
+    private static final long PID_REUSE_SLACK_MILLIS = 60_000; // start times derive from boot time + jiffies: allow clock skew
 
     private final Path dir;
     private final String prefix;

@@ -1,0 +1,721 @@
+/*
+ * A stand-in libcuda.so.1 for rdma4j's tests on machines without an NVIDIA driver. The tests
+ * compile it with gcc against native-headers/cuda_driver.h, so a signature that drifts from our
+ * header fails the build of the stub.
+ *
+ * It is a test double, not an emulator: "device memory" is host memory behind fake addresses
+ * (so a device pointer passed where a host pointer belongs is not silently accepted), streams
+ * run every operation at once, events carry wall-clock timestamps. Nothing here says anything
+ * about a real GPU; it checks the Java layer's calls, arguments, error handling and cleanup.
+ *
+ * What the real driver enforces and the stub enforces too: cuInit first (else
+ * CUDA_ERROR_NOT_INITIALIZED), a current context for memory/stream/event calls (per thread),
+ * copies inside live allocations, page-aligned cuMemGetHandleForAddressRange ranges, events
+ * recorded (with timing) before cuEventElapsedTime.
+ *
+ * Behaviour is chosen by environment variables (read once, at the first call):
+ *   STUB_CUDA_INIT_RESULT    CUresult that cuInit returns (default 0)
+ *   STUB_CUDA_DEVICE_COUNT   number of devices (default 1, at most 8)
+ *   STUB_CUDA_DRIVER_VERSION cuDriverGetVersion value (default 12040)
+ * and, from tests in the same process, by the rdma4j_stub_* control functions at the end.
+ */
+#define _GNU_SOURCE
+#include "cuda_driver.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_FUNCTIONS 96
+#define MAX_DEVICES 8
+#define MAX_ALLOCATIONS 4096
+#define MAX_HANDLES 1024
+#define FAKE_DEVICE_BASE 0x0000100000000000ULL
+#define DEVICE_MEMORY_LIMIT (1ULL << 30)
+#define PAGE 4096ULL
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- per-function call counts and injected results ---- */
+static struct {
+    char name[48];
+    long calls;
+    int inject;
+    int times; /* <0: always, 0: none, >0: that many calls */
+} functions[MAX_FUNCTIONS];
+static int function_count;
+
+static int find_function(const char *name) {
+    for (int i = 0; i < function_count; i++) {
+        if (strcmp(functions[i].name, name) == 0) return i;
+    }
+    if (function_count == MAX_FUNCTIONS) abort();
+    snprintf(functions[function_count].name, sizeof functions[0].name, "%s", name);
+    return function_count++;
+}
+
+static int enter(const char *name) {
+    pthread_mutex_lock(&lock);
+    int i = find_function(name);
+    functions[i].calls++;
+    int result = 0;
+    if (functions[i].times != 0) {
+        result = functions[i].inject;
+        if (functions[i].times > 0) functions[i].times--;
+    }
+    pthread_mutex_unlock(&lock);
+    return result;
+}
+
+#define ENTER() do { int r_ = enter(__func__); if (r_ != CUDA_SUCCESS) return (CUresult) r_; } while (0)
+
+/* ---- configuration and driver state ---- */
+static int configured, init_result, device_count = 1, driver_version = 12040;
+static int initialized;
+static int corrupt_next_dtoh;
+
+static int env_int(const char *name, int fallback) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : fallback;
+}
+
+static void configure(void) {
+    if (configured) return;
+    configured = 1;
+    init_result = env_int("STUB_CUDA_INIT_RESULT", init_result);
+    device_count = env_int("STUB_CUDA_DEVICE_COUNT", device_count);
+    if (device_count < 0 || device_count > MAX_DEVICES) device_count = MAX_DEVICES;
+    driver_version = env_int("STUB_CUDA_DRIVER_VERSION", driver_version);
+}
+
+#define REQUIRE_INIT() do { if (!initialized) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+
+struct CUctx_st { int device; int retained; };
+static struct CUctx_st contexts[MAX_DEVICES];
+static __thread CUcontext current;
+
+#define REQUIRE_CONTEXT() do { REQUIRE_INIT(); \
+    if (current == NULL || current->retained == 0) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+
+static int valid_device(CUdevice d) { return d >= 0 && d < device_count; }
+
+/* ---- errors: the documented names, and descriptions after the driver's ---- */
+static const struct { int code; const char *name; const char *text; } errors[] = {
+    {0, "CUDA_SUCCESS", "no error"},
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {4, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
+    {34, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
+    {46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {600, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped"},
+    {713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
+    {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "system has unsupported display driver / cuda driver combination"},
+    {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+static int error_index(CUresult e) {
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+        if (errors[i].code == (int) e) return (int) i;
+    }
+    return -1;
+}
+
+CUresult cuGetErrorName(CUresult error, const char **pStr) {
+    ENTER();
+    if (pStr == NULL) return CUDA_ERROR_INVALID_VALUE;
+    int i = error_index(error);
+    if (i < 0) { *pStr = NULL; return CUDA_ERROR_INVALID_VALUE; }
+    *pStr = errors[i].name;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorString(CUresult error, const char **pStr) {
+    ENTER();
+    if (pStr == NULL) return CUDA_ERROR_INVALID_VALUE;
+    int i = error_index(error);
+    if (i < 0) { *pStr = NULL; return CUDA_ERROR_INVALID_VALUE; }
+    *pStr = errors[i].text;
+    return CUDA_SUCCESS;
+}
+
+/* ---- initialization, devices ---- */
+CUresult cuInit(unsigned int flags) {
+    ENTER();
+    pthread_mutex_lock(&lock);
+    configure();
+    int r = flags != 0 ? CUDA_ERROR_INVALID_VALUE : init_result;
+    if (r == CUDA_SUCCESS) initialized = 1;
+    pthread_mutex_unlock(&lock);
+    return (CUresult) r;
+}
+
+CUresult cuDriverGetVersion(int *v) {
+    ENTER();
+    if (v == NULL) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    configure();
+    pthread_mutex_unlock(&lock);
+    *v = driver_version;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count) {
+    ENTER(); REQUIRE_INIT();
+    if (count == NULL) return CUDA_ERROR_INVALID_VALUE;
+    *count = device_count;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+    ENTER(); REQUIRE_INIT();
+    if (device == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
+    ENTER(); REQUIRE_INIT();
+    if (name == NULL || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    snprintf(name, (size_t) len, "rdma4j stub libcuda device %d (not a GPU)", dev);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice dev) {
+    ENTER(); REQUIRE_INIT();
+    if (bus == NULL || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    snprintf(bus, (size_t) len, "0000:%02X:00.0", 0x17 + dev);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
+    ENTER(); REQUIRE_INIT();
+    if (pi == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    switch (attrib) {
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
+        case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 132; break;
+        case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *pi = 0x17 + dev; break;
+        case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *pi = 0; break;
+        case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *pi = 0; break;
+        case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+        case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
+        case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: *pi = 1; break;
+        case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
+        default:
+            if ((int) attrib <= 0 || (int) attrib > 200) return CUDA_ERROR_INVALID_VALUE;
+            *pi = 0;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ---- device memory: fake addresses backed by host memory, never reused ---- */
+static struct { CUdeviceptr base; size_t size; unsigned char *host; int device; int live; } allocations[MAX_ALLOCATIONS];
+static int allocation_count;
+static CUdeviceptr next_address = FAKE_DEVICE_BASE;
+static unsigned long long bytes_in_use;
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
+    ENTER(); REQUIRE_INIT();
+    if (bytes == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    *bytes = DEVICE_MEMORY_LIMIT;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (free_bytes == NULL || total == NULL) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    *total = DEVICE_MEMORY_LIMIT;
+    *free_bytes = DEVICE_MEMORY_LIMIT - bytes_in_use;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (dptr == NULL || size == 0) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult r = CUDA_SUCCESS;
+    if (size > DEVICE_MEMORY_LIMIT - bytes_in_use || allocation_count == MAX_ALLOCATIONS) {
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+        unsigned char *host = malloc(size);
+        if (host == NULL) {
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            /* like the real driver's small-allocation pools: 512-byte aligned, not page aligned */
+            int i = allocation_count++;
+            allocations[i].base = next_address;
+            allocations[i].size = size;
+            allocations[i].host = host;
+            allocations[i].device = current->device;
+            allocations[i].live = 1;
+            next_address += (size + 511) / 512 * 512 + 512;
+            bytes_in_use += size;
+            *dptr = allocations[i].base;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+/* the live allocation holding [p, p + n), or -1; callers hold the lock */
+static int allocation_of(CUdeviceptr p, size_t n) {
+    for (int i = 0; i < allocation_count; i++) {
+        if (allocations[i].live && p >= allocations[i].base && p - allocations[i].base <= allocations[i].size
+                && n <= allocations[i].size - (p - allocations[i].base)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static unsigned char *device_bytes(CUdeviceptr p, size_t n) {
+    int i = allocation_of(p, n);
+    return i < 0 ? NULL : allocations[i].host + (p - allocations[i].base);
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < allocation_count; i++) {
+        if (allocations[i].live && allocations[i].base == dptr) {
+            allocations[i].live = 0;
+            free(allocations[i].host);
+            allocations[i].host = NULL;
+            bytes_in_use -= allocations[i].size;
+            r = CUDA_SUCCESS;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+static CUresult copy(void *dst, const void *src, size_t n) {
+    if (dst == NULL || src == NULL) return CUDA_ERROR_INVALID_VALUE;
+    memmove(dst, src, n);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = copy(device_bytes(dst, n), src, n);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = copy(dst, device_bytes(src, n), n);
+    if (r == CUDA_SUCCESS && n > 0 && corrupt_next_dtoh) {
+        corrupt_next_dtoh = 0;
+        ((unsigned char *) dst)[n / 2] ^= 0x5A;
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = copy(device_bytes(dst, n), device_bytes(src, n), n);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    unsigned char *p = device_bytes(dst, n);
+    if (p != NULL) memset(p, uc, n);
+    pthread_mutex_unlock(&lock);
+    return p == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+/* ---- streams and events: slots in a table, so stale handles are detected ---- */
+struct CUstream_st { int live; };
+struct CUevent_st { int live; unsigned int flags; int recorded; double millis; };
+static struct CUstream_st streams[MAX_HANDLES];
+static struct CUevent_st events[MAX_HANDLES];
+static int stream_count, event_count;
+
+static int valid_stream(CUstream s) {
+    return s == NULL || (s >= streams && s < streams + stream_count && s->live);
+}
+
+static int valid_event(CUevent e) {
+    return e != NULL && e >= events && e < events + event_count && e->live;
+}
+
+#define ASYNC(call, s) do { if (!valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE; return call; } while (0)
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
+    ENTER(); ASYNC(cuMemcpyHtoD_v2(dst, src, n), s);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
+    ENTER(); ASYNC(cuMemcpyDtoH_v2(dst, src, n), s);
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+    ENTER(); ASYNC(cuMemcpyDtoD_v2(dst, src, n), s);
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream s) {
+    ENTER(); ASYNC(cuMemsetD8_v2(dst, uc, n), s);
+}
+
+CUresult cuStreamCreate(CUstream *ps, unsigned int flags) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (ps == NULL || (flags & ~CU_STREAM_NON_BLOCKING) != 0) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (stream_count < MAX_HANDLES) {
+        streams[stream_count].live = 1;
+        *ps = &streams[stream_count++];
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuStreamQuery(CUstream s) {
+    ENTER(); REQUIRE_CONTEXT();
+    return valid_stream(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuStreamSynchronize(CUstream s) {
+    ENTER(); REQUIRE_CONTEXT();
+    return valid_stream(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    return valid_stream(s) && valid_event(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuStreamDestroy_v2(CUstream s) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (s == NULL || !valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
+    s->live = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuEventCreate(CUevent *pe, unsigned int flags) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (pe == NULL || (flags & ~0x7u) != 0) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (event_count < MAX_HANDLES) {
+        struct CUevent_st *e = &events[event_count++];
+        e->live = 1;
+        e->flags = flags;
+        e->recorded = 0;
+        *pe = e;
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+static double now_millis(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+CUresult cuEventRecord(CUevent e, CUstream s) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (!valid_event(e) || !valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
+    e->recorded = 1;
+    e->millis = now_millis();
+    return CUDA_SUCCESS;
+}
+
+CUresult cuEventQuery(CUevent e) {
+    ENTER(); REQUIRE_CONTEXT();
+    return valid_event(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuEventSynchronize(CUevent e) {
+    ENTER(); REQUIRE_CONTEXT();
+    return valid_event(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (ms == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_event(start) || !valid_event(end) || !start->recorded || !end->recorded
+            || ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING)) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    *ms = (float) (end->millis - start->millis);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy_v2(CUevent e) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (!valid_event(e)) return CUDA_ERROR_INVALID_HANDLE;
+    e->live = 0;
+    return CUDA_SUCCESS;
+}
+
+/* ---- contexts ---- */
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+    ENTER(); REQUIRE_INIT();
+    if (pctx == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&lock);
+    contexts[dev].device = dev;
+    contexts[dev].retained++;
+    pthread_mutex_unlock(&lock);
+    *pctx = &contexts[dev];
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+    ENTER(); REQUIRE_INIT();
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&lock);
+    CUresult r = contexts[dev].retained > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    if (r == CUDA_SUCCESS) contexts[dev].retained--;
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+    ENTER(); REQUIRE_INIT();
+    if (ctx != NULL && (ctx < contexts || ctx >= contexts + MAX_DEVICES || ctx->retained == 0)) {
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    current = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *pctx) {
+    ENTER(); REQUIRE_INIT();
+    if (pctx == NULL) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = current;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize(void) {
+    ENTER(); REQUIRE_CONTEXT();
+    return CUDA_SUCCESS;
+}
+
+/* ---- pinned and registered host memory ---- */
+static struct { void *p; size_t size; int registered; int live; } host_ranges[MAX_ALLOCATIONS];
+static int host_range_count;
+
+static int host_range_of(const void *p) {
+    for (int i = 0; i < host_range_count; i++) {
+        const unsigned char *base = host_ranges[i].p;
+        if (host_ranges[i].live && (const unsigned char *) p >= base
+                && (const unsigned char *) p < base + host_ranges[i].size) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int add_host_range(void *p, size_t size, int registered) {
+    if (host_range_count == MAX_ALLOCATIONS) return 0;
+    host_ranges[host_range_count].p = p;
+    host_ranges[host_range_count].size = size;
+    host_ranges[host_range_count].registered = registered;
+    host_ranges[host_range_count++].live = 1;
+    return 1;
+}
+
+CUresult cuMemHostAlloc(void **pp, size_t size, unsigned int flags) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (pp == NULL || size == 0 || (flags & ~0x7u) != 0) return CUDA_ERROR_INVALID_VALUE;
+    void *p = NULL;
+    if (posix_memalign(&p, PAGE, size) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    int ok = add_host_range(p, size, 0);
+    pthread_mutex_unlock(&lock);
+    if (!ok) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
+    *pp = p;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemFreeHost(void *p) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    int i = host_range_of(p);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (i >= 0 && !host_ranges[i].registered && host_ranges[i].p == p) {
+        host_ranges[i].live = 0;
+        free(p);
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (p == NULL || size == 0 || (flags & ~0xFu) != 0) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult r = host_range_of(p) >= 0 ? CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+            : add_host_range(p, size, 1) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuMemHostUnregister(void *p) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    int i = host_range_of(p);
+    CUresult r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    if (i >= 0 && host_ranges[i].registered && host_ranges[i].p == p) {
+        host_ranges[i].live = 0;
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+/* ---- pointer attributes, dma-buf export ---- */
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+    ENTER(); REQUIRE_INIT();
+    if (data == NULL) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    int d = allocation_of(ptr, 0);
+    int h = d < 0 ? host_range_of((const void *) (uintptr_t) ptr) : -1;
+    CUresult r = CUDA_SUCCESS;
+    if (d < 0 && h < 0) {
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else if (attribute == CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
+        *(unsigned int *) data = d >= 0 ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    } else if (attribute == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL && d >= 0) {
+        *(int *) data = allocations[d].device;
+    } else if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR && d >= 0) {
+        *(CUdeviceptr *) data = allocations[d].base;
+    } else if (attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE && d >= 0) {
+        *(size_t *) data = allocations[d].size;
+    } else {
+        r = CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                       CUmemRangeHandleType type, unsigned long long flags) {
+    ENTER(); REQUIRE_CONTEXT();
+    if (handle == NULL || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags > 1 || size == 0
+            || dptr % PAGE != 0 || size % PAGE != 0) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&lock);
+    /* the range must lie in the address space handed out, and overlap a live allocation */
+    int overlaps = 0;
+    for (int i = 0; i < allocation_count; i++) {
+        if (allocations[i].live && allocations[i].base < dptr + size
+                && dptr < allocations[i].base + allocations[i].size) {
+            overlaps = 1;
+        }
+    }
+    int inside = dptr >= (FAKE_DEVICE_BASE & ~(PAGE - 1)) && dptr + size <= (next_address + PAGE - 1) / PAGE * PAGE;
+    pthread_mutex_unlock(&lock);
+    if (!overlaps || !inside) return CUDA_ERROR_INVALID_VALUE;
+    int fd = memfd_create("rdma4j-stub-dmabuf", MFD_CLOEXEC);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (ftruncate(fd, (off_t) size) != 0) { close(fd); return CUDA_ERROR_OUT_OF_MEMORY; }
+    *(int *) handle = fd;
+    return CUDA_SUCCESS;
+}
+
+/* ---- control functions for tests in the same process (not part of the driver API) ---- */
+
+/* The next `times` calls of `function` (negative: all) return `result`; 0 times clears it. */
+void rdma4j_stub_inject(const char *function, int result, int times) {
+    pthread_mutex_lock(&lock);
+    int i = find_function(function);
+    functions[i].inject = result;
+    functions[i].times = times;
+    pthread_mutex_unlock(&lock);
+}
+
+long rdma4j_stub_calls(const char *function) {
+    pthread_mutex_lock(&lock);
+    long calls = functions[find_function(function)].calls;
+    pthread_mutex_unlock(&lock);
+    return calls;
+}
+
+/* Settings that environment variables would give; call before the first cuInit. */
+void rdma4j_stub_configure(int init, int devices, int version) {
+    pthread_mutex_lock(&lock);
+    configured = 1;
+    init_result = init;
+    device_count = devices < 0 || devices > MAX_DEVICES ? MAX_DEVICES : devices;
+    driver_version = version;
+    pthread_mutex_unlock(&lock);
+}
+
+int rdma4j_stub_live_device_allocations(void) {
+    pthread_mutex_lock(&lock);
+    int n = 0;
+    for (int i = 0; i < allocation_count; i++) n += allocations[i].live;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+int rdma4j_stub_live_host_allocations(void) {
+    pthread_mutex_lock(&lock);
+    int n = 0;
+    for (int i = 0; i < host_range_count; i++) n += host_ranges[i].live;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+int rdma4j_stub_live_streams(void) {
+    int n = 0;
+    for (int i = 0; i < stream_count; i++) n += streams[i].live;
+    return n;
+}
+
+int rdma4j_stub_live_events(void) {
+    int n = 0;
+    for (int i = 0; i < event_count; i++) n += events[i].live;
+    return n;
+}
+
+int rdma4j_stub_primary_context_retains(int dev) {
+    return valid_device(dev) ? contexts[dev].retained : -1;
+}
+
+/* The next non-empty device-to-host copy flips one byte in the middle of what it writes. */
+void rdma4j_stub_corrupt_next_dtoh(void) {
+    pthread_mutex_lock(&lock);
+    corrupt_next_dtoh = 1;
+    pthread_mutex_unlock(&lock);
+}
