@@ -71,11 +71,20 @@ final class MappedFile implements AutoCloseable {
         return segment;
     }
 
-    /** Unmaps; idempotent. */
+    /**
+     * Unmaps; idempotent. If another thread is inside an access to the mapping right now (a
+     * close racing an operation, which the transport's threading rule forbids but must survive),
+     * the JDK refuses or interrupts that access; the mapping is then left in place rather than
+     * pulled from under a running copy.
+     */
     @Override
     public void close() {
-        if (arena.scope().isAlive()) {
-            arena.close();
+        try {
+            if (arena.scope().isAlive()) {
+                arena.close();
+            }
+        } catch (IllegalStateException inUse) {
+            // see above: never unmap memory that a thread is copying
         }
     }
 

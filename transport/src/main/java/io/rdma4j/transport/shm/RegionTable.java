@@ -17,6 +17,8 @@ import java.lang.invoke.VarHandle;
  */
 final class RegionTable {
     static final int MAX_CAPACITY = 1 << 20;
+    /** Upper bound of a slab index, so a corrupt entry cannot make a reader map absurd files. */
+    static final int MAX_SLABS = 1 << 16;
     /** {@link #resolve} result: the key does not name a live region. */
     static final int STALE = -1;
     /** {@link #resolve} result: the bytes lie outside the region. */
@@ -79,7 +81,7 @@ final class RegionTable {
         long offset = file.get(ValueLayout.JAVA_LONG, e + OFFSET);
         long regionLength = file.get(ValueLayout.JAVA_LONG, e + LENGTH);
         VarHandle.loadLoadFence();
-        if ((long) LONG.getAcquire(file, e + KEY) != key || slab < 0 || slab > Integer.MAX_VALUE) {
+        if ((long) LONG.getAcquire(file, e + KEY) != key || slab < 0 || slab >= MAX_SLABS) {
             return STALE;
         }
         if (address < offset || length < 0 || regionLength < 0

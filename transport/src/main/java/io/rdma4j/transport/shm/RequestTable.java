@@ -8,7 +8,8 @@ import java.lang.foreign.MemorySegment;
  * generation changes every time a slot is released, so a stale id (tested twice, or after the
  * slot was reused) is detected instead of reporting another request's result.
  *
- * <p>The per-kind fields (clear-to-send details for sends, the immediate for writes) live here
+ * <p>The per-kind fields (clear-to-send details for sends, the peer location and immediate of
+ * writes and reads) live here
  * too; {@link #next} links a slot into at most one of its connection's queues at a time.
  */
 final class RequestTable {
@@ -39,6 +40,10 @@ final class RequestTable {
     final long[] done;
     final MemorySegment[] segment;
     final long[] segmentOffset;
+    // Write/read: the peer's mapped slab and the offset in it; whether the data was copied yet.
+    final MemorySegment[] remote;
+    final long[] remoteAddress;
+    final boolean[] placed;
     final long[] immediate;
     final int[] next;
     final String[] failure;
@@ -67,6 +72,9 @@ final class RequestTable {
         done = new long[capacity];
         segment = new MemorySegment[capacity];
         segmentOffset = new long[capacity];
+        remote = new MemorySegment[capacity];
+        remoteAddress = new long[capacity];
+        placed = new boolean[capacity];
         immediate = new long[capacity];
         next = new int[capacity];
         failure = new String[capacity];
@@ -97,6 +105,7 @@ final class RequestTable {
         segmentOffset[slot] = offset;
         length[slot] = bytes;
         done[slot] = 0;
+        placed[slot] = false;
         next[slot] = -1;
         return slot;
     }
@@ -121,6 +130,7 @@ final class RequestTable {
         state[slot] = DONE;
         done[slot] = bytes;
         segment[slot] = null;
+        remote[slot] = null;
     }
 
     void fail(int slot, String message, Throwable why) {
@@ -128,12 +138,14 @@ final class RequestTable {
         failure[slot] = message;
         cause[slot] = why;
         segment[slot] = null;
+        remote[slot] = null;
     }
 
     /** Frees a slot whose outcome was reported; its id becomes stale. */
     void release(int slot) {
         state[slot] = FREE;
         segment[slot] = null;
+        remote[slot] = null;
         failure[slot] = null;
         cause[slot] = null;
         generation[slot] = (generation[slot] + 1) & GENERATION_MASK;

@@ -36,7 +36,8 @@ import java.lang.invoke.VarHandle;
  * <p>One-sided {@link #write}/{@link #read} copy directly between the local buffer and the
  * peer's mapped slab after resolving the descriptor in the peer's region table; the immediate of
  * a write is published on the peer's immediate ring after the data (release-store of the ring's
- * tail orders it after the copy).
+ * tail orders it after the copy). They take effect in post order, as on an RC queue pair: while
+ * a write waits for room in the immediate ring, later writes and reads wait behind it.
  *
  * <p>Everything the peer writes into our memory (ring counters, CTS entries, event fields) is
  * validated before use; a violation fails this connection, never writes out of bounds.
@@ -97,7 +98,7 @@ final class ShmConnection implements Connection {
     private final CtsQueue cts;
     private final SlotQueue unmatchedSends;
     private final SlotQueue activeSends;
-    private final SlotQueue pendingImmediates;
+    private final SlotQueue oneSided;
     private final SlotQueue unpublishedReceives;
     private boolean matchNeeded;
 
@@ -138,7 +139,7 @@ final class ShmConnection implements Connection {
         cts = new CtsQueue(64, theirs.requestCapacity);
         unmatchedSends = new SlotQueue(requests.next);
         activeSends = new SlotQueue(requests.next);
-        pendingImmediates = new SlotQueue(requests.next);
+        oneSided = new SlotQueue(requests.next);
         unpublishedReceives = new SlotQueue(requests.next);
     }
 
@@ -211,18 +212,12 @@ final class ShmConnection implements Connection {
         }
         checkOpen();
         MemorySegment dst = resolve(target, targetOffset, length, "write");
-        int slot = acquire(RequestTable.WRITE, 0, null, 0, length);
-        // Release semantics for the data: stores the caller made before this write (e.g. into
-        // the source) are not reordered after the copy, and the immediate is published after it.
-        VarHandle.releaseFence();
-        MemorySegment.copy(src.segment, sourceOffset, dst, target.address() + targetOffset, length);
-        if (immediate == NO_IMMEDIATE) {
-            requests.complete(slot, length);
-        } else {
-            requests.immediate[slot] = immediate;
-            pendingImmediates.add(slot);
-            flushImmediates();
-        }
+        int slot = acquire(RequestTable.WRITE, 0, src.segment, sourceOffset, length);
+        requests.remote[slot] = dst;
+        requests.remoteAddress[slot] = target.address() + targetOffset;
+        requests.immediate[slot] = immediate;
+        oneSided.add(slot);
+        runOneSided();
         return requests.id(slot);
     }
 
@@ -232,11 +227,50 @@ final class ShmConnection implements Connection {
         checkRange(dst, targetOffset, length, "read");
         checkOpen();
         MemorySegment src = resolve(source, sourceOffset, length, "read");
-        int slot = acquire(RequestTable.READ, 0, null, 0, length);
-        VarHandle.acquireFence();
-        MemorySegment.copy(src, source.address() + sourceOffset, dst.segment, targetOffset, length);
-        requests.complete(slot, length);
+        int slot = acquire(RequestTable.READ, 0, dst.segment, targetOffset, length);
+        requests.remote[slot] = src;
+        requests.remoteAddress[slot] = source.address() + sourceOffset;
+        requests.immediate[slot] = NO_IMMEDIATE;
+        oneSided.add(slot);
+        runOneSided();
         return requests.id(slot);
+    }
+
+    /**
+     * Executes queued writes and reads in post order; stops at a write whose immediate finds the
+     * peer's immediate ring full (the peer has not polled), so nothing overtakes it.
+     */
+    private int runOneSided() {
+        int work = 0;
+        for (int s = oneSided.first(); s >= 0; s = oneSided.first()) {
+            if (!requests.placed[s]) {
+                if (requests.kind[s] == RequestTable.WRITE) {
+                    // Release: the caller's earlier stores (e.g. into the source) are not reordered
+                    // after the copy.
+                    VarHandle.releaseFence();
+                    MemorySegment.copy(requests.segment[s], requests.segmentOffset[s], requests.remote[s],
+                            requests.remoteAddress[s], requests.length[s]);
+                } else {
+                    // Acquire: not read ahead of whatever told the caller the data was ready.
+                    VarHandle.acquireFence();
+                    MemorySegment.copy(requests.remote[s], requests.remoteAddress[s], requests.segment[s],
+                            requests.segmentOffset[s], requests.length[s]);
+                }
+                requests.placed[s] = true;
+            }
+            if (requests.immediate[s] != NO_IMMEDIATE) {
+                long e = immOut.claim();
+                if (e < 0) {
+                    break;
+                }
+                outFile.set(ValueLayout.JAVA_LONG, e, requests.immediate[s]);
+                immOut.publish(); // release: the data copied above is visible before the immediate
+            }
+            oneSided.remove(s, -1);
+            requests.complete(s, requests.length[s]);
+            work++;
+        }
+        return work;
     }
 
     @Override
@@ -275,7 +309,7 @@ final class ShmConnection implements Connection {
             checkPeer();
             return work;
         } catch (ProtocolViolation | IllegalStateException | IndexOutOfBoundsException e) {
-            fail("shm protocol violation on the connection rank " + rank + " <-> peer " + peer + ": " + e.getMessage(), e);
+            fail("shm connection rank " + rank + " <-> peer " + peer + " failed: " + e.getMessage(), e);
             return 1;
         }
     }
@@ -351,7 +385,7 @@ final class ShmConnection implements Connection {
             activeSends.remove(s, -1);
             work++;
         }
-        return work + flushImmediates();
+        return work + runOneSided();
     }
 
     /** Pairs sends with CTS entries: per tag, the k-th send with the k-th receive. */
@@ -441,22 +475,6 @@ final class ShmConnection implements Connection {
         eventsOut.publish();
     }
 
-    private int flushImmediates() {
-        int work = 0;
-        for (int s = pendingImmediates.first(); s >= 0; s = pendingImmediates.first()) {
-            long e = immOut.claim();
-            if (e < 0) {
-                break;
-            }
-            outFile.set(ValueLayout.JAVA_LONG, e, requests.immediate[s]);
-            immOut.publish();
-            pendingImmediates.remove(s, -1);
-            requests.complete(s, requests.length[s]);
-            work++;
-        }
-        return work;
-    }
-
     /** Fails the connection when the peer closed, aborted or died, after taking what it delivered. */
     private void checkPeer() {
         long state = remote.state();
@@ -492,7 +510,7 @@ final class ShmConnection implements Connection {
         }
         unmatchedSends.clear();
         activeSends.clear();
-        pendingImmediates.clear();
+        oneSided.clear();
         unpublishedReceives.clear();
         cts.clear();
     }
@@ -518,7 +536,9 @@ final class ShmConnection implements Connection {
             case RequestTable.RECV -> inQueue(unpublishedReceives, slot)
                     ? " (waiting for peer " + peer + " to take earlier clear-to-send entries)"
                     : " (" + requests.done[slot] + " bytes received; waiting for peer " + peer + " to send)";
-            case RequestTable.WRITE -> " (data written, waiting for room in peer " + peer + "'s immediate ring)";
+            case RequestTable.WRITE, RequestTable.READ -> requests.placed[slot]
+                    ? " (data written, waiting for peer " + peer + " to poll immediates: its ring is full)"
+                    : " (queued behind a write waiting for peer " + peer + " to poll immediates)";
             default -> "";
         };
     }

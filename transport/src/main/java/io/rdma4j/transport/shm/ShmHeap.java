@@ -115,6 +115,9 @@ final class ShmHeap implements AutoCloseable {
             throw new TransportException(-1, "shm: cannot read free space of " + files.dir() + ": " + e, e);
         }
         int slab = slabs.size();
+        if (slab >= RegionTable.MAX_SLABS) {
+            throw new TransportException(-1, "shm: rank " + transport.rank() + " has " + slab + " slab files, the limit");
+        }
         slabs.add(MappedFile.create(files.slab(slab), size));
         allocators.add(new SlabAllocator(size));
         return slab;

@@ -8,27 +8,26 @@ import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.Store;
+import io.rdma4j.transport.internal.RegistrationCache;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The shared-memory provider, for ranks on one host (separate processes or threads).
  *
  * <p>Each rank creates a control file {@code <shmDir>/rdma4j-<id>-r<rank>-p<pid>-ctl} (rings,
- * bounce buffers and the region table; see {@link ShmLayout}) and, on demand, slab files
+ * bounce buffers and the region table; see {@code ShmLayout}) and, on demand, slab files
  * {@code ...-heap<N>} from which {@link #allocate} carves remotely accessible buffers; it
  * publishes its pid and file prefix in the store under {@code rdma4j/shm/rank/<rank>}. A
  * connection maps the peer's control file; the peer's slabs are mapped when first targeted.
  * A one-sided write is a copy into the peer's mapping; two-sided messages follow the
- * receiver-driven protocol of {@link ShmConnection}.
+ * receiver-driven protocol of {@code ShmConnection}.
  *
  * <p><b>Threads.</b> An instance is used by one thread at a time (the collectives' progress
  * thread); {@link #abort} may be called from any thread. No thread of its own runs: progress
@@ -38,8 +37,14 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p><b>Faults.</b> While progressing, every connection polls its peer's state word (closed or
  * aborted) and, every 10 ms, whether the peer's pid is alive; a dead peer fails all pending
  * requests to it with a {@link TransportException} naming it, and its files are unlinked.
- * {@link #close} and {@link #abort} publish their state so peers fail promptly too. Cleanup
- * rule for files: see {@link ShmFiles}.
+ * {@link #close} and {@link #abort} publish their state so peers fail promptly too.
+ *
+ * <p><b>Cleanup rule.</b> {@link #close} unmaps everything and unlinks this rank's files (a JVM
+ * shutdown hook does the same if the JVM exits without closing). A rank that sees a peer die
+ * unlinks the dead peer's files. A new transport unlinks every {@code rdma4j-*} file in its
+ * directory whose pid is gone (or was reused by a process started after the file was written).
+ * So nothing is left in the shm directory once any rank of a crashed job survives to notice, or
+ * at the latest when the next job starts on that host.
  */
 public final class ShmTransport implements Transport {
     /**
@@ -68,10 +73,10 @@ public final class ShmTransport implements Transport {
     private final ShmConnection[] connections;
     private final ShmConnection[] connected;
     private int connectedCount;
-    private final List<CachedRegistration> registrations = new ArrayList<>();
+    private final RegistrationCache<CachedRegistration> registrations = new RegistrationCache<>();
     private final Thread cleanupHook;
 
-    private boolean closed;
+    private volatile boolean closed; // volatile: a racing close() is reported as "closed", not as a fault
     private volatile Throwable abortCause;
     private boolean abortApplied;
 
@@ -151,16 +156,13 @@ public final class ShmTransport implements Transport {
         if (segment == null || !segment.isNative()) {
             throw new IllegalArgumentException("register() needs an off-heap (native) segment, got " + segment);
         }
-        for (int i = 0; i < registrations.size(); i++) {
-            CachedRegistration r = registrations.get(i);
-            if (r.matches(segment)) {
-                return r;
-            }
+        CachedRegistration r = registrations.get(segment.address(), segment.byteSize());
+        if (r != null && r.matches(segment)) {
+            return r;
         }
-        // A miss: drop entries whose memory is gone, so the cache cannot grow with dead segments.
-        registrations.removeIf(r -> r.unusableReason() != null);
-        CachedRegistration r = new CachedRegistration(this, segment, heap.containing(segment));
-        registrations.add(r);
+        // New, or the same range of memory that is now another arena's (or a re-allocated region).
+        r = new CachedRegistration(this, segment, heap.containing(segment));
+        registrations.put(segment.address(), segment.byteSize(), r);
         return r;
     }
 

@@ -251,6 +251,40 @@ class ShmTransportTest {
         closeAll(t);
     }
 
+    /**
+     * A write whose immediate finds the peer's immediate ring full waits, and later writes wait
+     * behind it instead of overtaking: one-sided operations take effect in post order.
+     */
+    @Test
+    void writesQueueBehindAFullImmediateRingInOrder() {
+        int n = ShmTransport.IMMEDIATE_RING + 10;
+        ShmTransport a = new ShmTransport(group.config().toBuilder().maxOutstandingRequests(2 * n).build(), group.store, 0, 2);
+        ShmTransport b = group.transport(1, 2);
+        Connection ab = a.connection(1);
+        Connection ba = b.connection(0);
+        RegisteredBuffer window = b.allocate(8);
+        RegisteredBuffer src = a.allocate(8L * n);
+        long[] ids = new long[n];
+        for (int i = 0; i < n; i++) {
+            src.segment().set(ValueLayout.JAVA_LONG, 8L * i, i);
+            ids[i] = ab.write(src, 8L * i, window.remote(), 0, 8, i);
+        }
+        int full = ShmTransport.IMMEDIATE_RING;
+        assertEquals(8, a.test(ids[full - 1]));
+        assertEquals(Transport.PENDING, a.test(ids[full]), "its immediate has no room");
+        assertEquals(Transport.PENDING, a.test(ids[full + 1]), "queued behind");
+        assertEquals(full, window.segment().get(ValueLayout.JAVA_LONG, 0), "nothing after the blocked write landed");
+        for (int i = 0; i < n; i++) {
+            assertEquals(i, waitImmediate(ba), "immediates in order");
+            a.connection(1).flush();
+        }
+        for (int i = full; i < n; i++) {
+            assertEquals(8, a.await(ids[i], TIMEOUT_NANOS));
+        }
+        assertEquals(n - 1, window.segment().get(ValueLayout.JAVA_LONG, 0));
+        closeAll(new ShmTransport[] {a, b});
+    }
+
     @Test
     void allToAllAmongFourRanks() throws Exception {
         int size = 4;

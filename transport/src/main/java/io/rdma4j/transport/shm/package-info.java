@@ -1,0 +1,35 @@
+/**
+ * The shared-memory transport provider ({@link io.rdma4j.transport.shm.ShmTransport}): ranks on
+ * one host, in separate processes (or threads), exchange data through files in a tmpfs directory
+ * ({@code RDMA4J_SHM_DIR}, default {@code /dev/shm}) mapped into each process with
+ * {@code FileChannel.map(..., Arena)}.
+ *
+ * <h2>Files</h2>
+ * Each rank owns {@code rdma4j-<id>-r<rank>-p<pid>-ctl} (header, region table, and one inbound
+ * area per peer with its rings and bounce chunks, see {@code ShmLayout})
+ * and slab files {@code ...-heap<N>} from which {@code allocate()} carves remotely accessible
+ * buffers. A {@link io.rdma4j.transport.RemoteBuffer} of such a buffer is
+ * {@code (owner rank, offset in the slab, length, region key, slab file name)}; a peer maps the
+ * slab on first use and checks every access against the owner's region table.
+ *
+ * <h2>Memory ordering</h2>
+ * Data is copied with plain stores; what makes it visible is a release-store of a ring's tail
+ * counter (immediates, CTS entries, events), which the consumer reads with an acquire load
+ * ({@code SpscRing}). Every ring has exactly one producer process and one
+ * consumer process, so no atomic read-modify-write and no lock is ever shared between processes,
+ * and a process that dies cannot leave a lock held.
+ *
+ * <h2>Copies</h2>
+ * One-sided write/read: one copy, straight between the local buffer and the peer's slab.
+ * Two-sided send/receive into an {@code allocate()}d buffer (or a slice of one passed to
+ * {@code register()}): one copy, the sender writes into the receiver's buffer. Into private
+ * memory from {@code register()}: two copies through the receiver's bounce chunks, pipelined
+ * between sender and receiver. Use shared buffers as receive targets on hot paths.
+ *
+ * <h2>Faults and cleanup</h2>
+ * Peers' liveness comes from their pid (published in the store and in the control file) and
+ * the state word in their control file (closed, aborted); see
+ * {@code ShmConnection}. The rule that keeps the shm directory clean, also after crashes, is on
+ * {@link io.rdma4j.transport.shm.ShmTransport}.
+ */
+package io.rdma4j.transport.shm;

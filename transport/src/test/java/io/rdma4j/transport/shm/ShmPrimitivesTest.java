@@ -1,0 +1,111 @@
+package io.rdma4j.transport.shm;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** The building blocks on their own: ring, region table, slab allocator. */
+class ShmPrimitivesTest {
+
+    @Test
+    void ringDeliversInOrderAcrossWrapAroundAndRefusesWhenFull() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment mem = arena.allocate(SpscRing.bytes(4, 8), 64);
+            SpscRing producer = new SpscRing(mem, 0, 4, 8);
+            SpscRing consumer = new SpscRing(mem, 0, 4, 8);
+            long next = 0;
+            long expected = 0;
+            for (int round = 0; round < 10; round++) {
+                for (int i = 0; i < 4; i++) {
+                    long e = producer.claim();
+                    mem.set(ValueLayout.JAVA_LONG, e, next++);
+                    producer.publish();
+                }
+                assertEquals(-1, producer.claim(), "a full ring has no free entry");
+                for (int i = 0; i < 3; i++) {
+                    long e = consumer.peek();
+                    assertEquals(expected++, mem.get(ValueLayout.JAVA_LONG, e));
+                    consumer.release();
+                }
+                long e = consumer.peek();
+                assertEquals(expected++, mem.get(ValueLayout.JAVA_LONG, e));
+                consumer.release();
+                assertEquals(-1, consumer.peek(), "an empty ring has nothing to read");
+            }
+        }
+    }
+
+    @Test
+    void aCorruptTailIsDetectedNotFollowed() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment mem = arena.allocate(SpscRing.bytes(4, 8), 64);
+            SpscRing consumer = new SpscRing(mem, 0, 4, 8);
+            mem.set(ValueLayout.JAVA_LONG, 0, 1_000); // tail far beyond what 4 entries allow
+            assertThrows(IllegalStateException.class, consumer::peek);
+        }
+    }
+
+    @Test
+    void regionTableResolvesOnlyPublishedLiveBytes() {
+        ShmLayout layout = new ShmLayout(0, 1, 2, 2, 2, 1, 64, 8, 1);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment file = arena.allocate(layout.fileSize, 4096);
+            RegionTable table = new RegionTable(file, layout);
+            long key = RegionTable.key(3, 1);
+            table.publish(3, key, 2, 1000, 500);
+            assertEquals(2, table.resolve(key, 1000, 500));
+            assertEquals(2, table.resolve(key, 1499, 1));
+            assertEquals(2, table.resolve(key, 1500, 0));
+            assertEquals(RegionTable.OUT_OF_BOUNDS, table.resolve(key, 999, 10));
+            assertEquals(RegionTable.OUT_OF_BOUNDS, table.resolve(key, 1400, 101));
+            assertEquals(RegionTable.OUT_OF_BOUNDS, table.resolve(key, 1000, Long.MAX_VALUE));
+            assertEquals(RegionTable.STALE, table.resolve(RegionTable.key(3, 2), 1000, 1), "another generation");
+            assertEquals(RegionTable.STALE, table.resolve(RegionTable.key(99, 1), 1000, 1), "index beyond the table");
+            assertEquals(RegionTable.STALE, table.resolve(0, 1000, 1));
+            table.clear(3);
+            assertEquals(RegionTable.STALE, table.resolve(key, 1000, 1), "freed");
+        }
+    }
+
+    @Test
+    void slabAllocatorAlignsReusesAndCoalesces() {
+        SlabAllocator a = new SlabAllocator(1 << 16);
+        long x = a.allocate(100, 64);
+        long y = a.allocate(5000, 4096);
+        long z = a.allocate(64, 64);
+        assertEquals(0, x);
+        assertEquals(4096, y);
+        assertEquals(128, z, "fits in the gap before the aligned block");
+        assertEquals(-1, a.allocate(1 << 16, 64));
+        a.free(x, 100);
+        a.free(z, 64);
+        a.free(y, 5000);
+        assertEquals(1 << 16, a.freeBytes());
+        assertEquals(0, a.allocate(1 << 16, 64), "all coalesced into one range again");
+        assertThrows(IllegalStateException.class, () -> {
+            a.free(0, 1 << 16);
+            a.free(0, 64);
+        });
+    }
+
+    @Test
+    void layoutRoundTripsThroughTheHeader() {
+        ShmLayout layout = new ShmLayout(2, 4, 8, 16, 32, 3, 128, 16, 100);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment file = arena.allocate(layout.fileSize, 4096);
+            layout.writeHeader(file, 4242);
+            ShmLayout read = ShmLayout.readHeader(file, 2, 4, "test file");
+            assertEquals(layout.fileSize, read.fileSize);
+            assertEquals(layout.area(3), read.area(3));
+            assertEquals(100, read.requestCapacity);
+            assertEquals(4242, ShmLayout.pid(file));
+            assertThrows(IllegalStateException.class, () -> ShmLayout.readHeader(file, 1, 4, "test file"));
+            assertThrows(IllegalStateException.class, () -> ShmLayout.readHeader(file.asSlice(0, 4096), 2, 4, "short file"));
+        }
+    }
+}
