@@ -28,6 +28,9 @@ import java.util.function.Consumer;
  * RDMA4J_BATCH_SIZE           work requests per doorbell batch (default 32)
  * RDMA4J_IDLE_STRATEGY        busy-spin | yield | backoff (default backoff)
  * RDMA4J_HUGE_PAGES           true | false: buffer pool on 2 MiB pages (default false)
+ * RDMA4J_PROGRESS_THREAD      true | false: a busy-polling completion thread per device, in addition
+ *                             to the progress callers drive (verbs; default false)
+ * RDMA4J_PROGRESS_CPU         CPU that completion thread is pinned to, -1 = not pinned (default -1)
  * RDMA4J_TIMEOUT_MS           connection and operation timeout in ms (default 60000)
  * RDMA4J_MAX_REQUESTS         outstanding requests per transport (default 4096)
  * RDMA4J_TCP_IFNAME           network interface whose address the TCP provider listens on
@@ -58,6 +61,8 @@ public final class TransportConfig {
     public static final String ENV_BATCH_SIZE = "RDMA4J_BATCH_SIZE";
     public static final String ENV_IDLE_STRATEGY = "RDMA4J_IDLE_STRATEGY";
     public static final String ENV_HUGE_PAGES = "RDMA4J_HUGE_PAGES";
+    public static final String ENV_PROGRESS_THREAD = "RDMA4J_PROGRESS_THREAD";
+    public static final String ENV_PROGRESS_CPU = "RDMA4J_PROGRESS_CPU";
     public static final String ENV_TIMEOUT_MS = "RDMA4J_TIMEOUT_MS";
     public static final String ENV_MAX_REQUESTS = "RDMA4J_MAX_REQUESTS";
     public static final String ENV_TCP_IFNAME = "RDMA4J_TCP_IFNAME";
@@ -94,6 +99,8 @@ public final class TransportConfig {
     private final int batchSize;
     private final IdleStrategy.Kind idleStrategy;
     private final boolean hugePages;
+    private final boolean progressThread;
+    private final int progressCpu;
     private final Duration timeout;
     private final int maxOutstandingRequests;
     private final String tcpInterface;
@@ -117,6 +124,8 @@ public final class TransportConfig {
         batchSize = b.batchSize;
         idleStrategy = b.idleStrategy;
         hugePages = b.hugePages;
+        progressThread = b.progressThread;
+        progressCpu = b.progressCpu;
         timeout = b.timeout;
         maxOutstandingRequests = b.maxOutstandingRequests;
         tcpInterface = b.tcpInterface;
@@ -175,6 +184,12 @@ public final class TransportConfig {
 
     public boolean hugePages() { return hugePages; }
 
+    /** Whether the provider runs a busy-polling completion thread (verbs). */
+    public boolean progressThread() { return progressThread; }
+
+    /** The CPU the completion thread is pinned to, -1 for none. */
+    public int progressCpu() { return progressCpu; }
+
     /** Connection and operation timeout. */
     public Duration timeout() { return timeout; }
 
@@ -214,6 +229,8 @@ public final class TransportConfig {
         b.batchSize = batchSize;
         b.idleStrategy = idleStrategy;
         b.hugePages = hugePages;
+        b.progressThread = progressThread;
+        b.progressCpu = progressCpu;
         b.timeout = timeout;
         b.maxOutstandingRequests = maxOutstandingRequests;
         b.tcpInterface = tcpInterface;
@@ -233,6 +250,7 @@ public final class TransportConfig {
                 + ", ibServiceLevel=" + ibServiceLevel + ", ibTrafficClass=" + ibTrafficClass
                 + ", signalInterval=" + signalInterval + ", batchSize=" + batchSize
                 + ", idleStrategy=" + idleStrategy.configName() + ", hugePages=" + hugePages
+                + ", progressThread=" + progressThread + ", progressCpu=" + progressCpu
                 + ", timeoutMs=" + timeout.toMillis()
                 + ", maxOutstandingRequests=" + maxOutstandingRequests
                 + ", tcpInterface=" + (tcpInterface == null ? "<auto>" : tcpInterface)
@@ -257,6 +275,8 @@ public final class TransportConfig {
         private int batchSize = 32;
         private IdleStrategy.Kind idleStrategy = IdleStrategy.Kind.BACKOFF;
         private boolean hugePages;
+        private boolean progressThread;
+        private int progressCpu = -1;
         private Duration timeout = Duration.ofSeconds(60);
         private int maxOutstandingRequests = 4096;
         private String tcpInterface;
@@ -288,6 +308,8 @@ public final class TransportConfig {
             env(env, ENV_BATCH_SIZE, v -> batchSize(parseInt(v)));
             env(env, ENV_IDLE_STRATEGY, v -> idleStrategy(IdleStrategy.Kind.parse(v)));
             env(env, ENV_HUGE_PAGES, v -> hugePages(parseBoolean(v)));
+            env(env, ENV_PROGRESS_THREAD, v -> progressThread(parseBoolean(v)));
+            env(env, ENV_PROGRESS_CPU, v -> progressCpu(parseInt(v)));
             env(env, ENV_TIMEOUT_MS, v -> timeout(Duration.ofMillis(parseLong(v))));
             env(env, ENV_MAX_REQUESTS, v -> maxOutstandingRequests(parseInt(v)));
             env(env, ENV_TCP_IFNAME, this::tcpInterface);
@@ -362,6 +384,10 @@ public final class TransportConfig {
 
         public Builder hugePages(boolean v) { hugePages = v; return this; }
 
+        public Builder progressThread(boolean v) { progressThread = v; return this; }
+
+        public Builder progressCpu(int v) { progressCpu = v; return this; }
+
         public Builder timeout(Duration v) { timeout = v; return this; }
 
         public Builder maxOutstandingRequests(int v) { maxOutstandingRequests = v; return this; }
@@ -387,6 +413,7 @@ public final class TransportConfig {
             range("signalInterval (" + ENV_SIGNAL_INTERVAL + ")", signalInterval, 1, 1 << 16);
             range("batchSize (" + ENV_BATCH_SIZE + ")", batchSize, 1, 1 << 16);
             require(idleStrategy != null, "idleStrategy must not be null");
+            range("progressCpu (" + ENV_PROGRESS_CPU + ")", progressCpu, -1, 1 << 16);
             require(timeout != null && !timeout.isNegative() && !timeout.isZero(),
                     "timeout (" + ENV_TIMEOUT_MS + ") must be positive, was " + timeout);
             range("maxOutstandingRequests (" + ENV_MAX_REQUESTS + ")", maxOutstandingRequests, 1, 1 << 20);

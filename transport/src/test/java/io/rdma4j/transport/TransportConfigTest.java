@@ -44,6 +44,8 @@ class TransportConfigTest {
         env.put("RDMA4J_BATCH_SIZE", "9");
         env.put("RDMA4J_IDLE_STRATEGY", "busy-spin");
         env.put("RDMA4J_HUGE_PAGES", "1");
+        env.put("RDMA4J_PROGRESS_THREAD", "true");
+        env.put("RDMA4J_PROGRESS_CPU", "3");
         env.put("RDMA4J_TIMEOUT_MS", "1500");
         env.put("RDMA4J_MAX_REQUESTS", "128");
         env.put("RDMA4J_TCP_IFNAME", "eth9");
@@ -65,6 +67,8 @@ class TransportConfigTest {
         assertEquals(9, c.batchSize());
         assertEquals(IdleStrategy.Kind.BUSY_SPIN, c.idleStrategy());
         assertTrue(c.hugePages());
+        assertTrue(c.progressThread());
+        assertEquals(3, c.progressCpu());
         assertEquals(Duration.ofMillis(1500), c.timeout());
         assertEquals(128, c.maxOutstandingRequests());
         assertEquals("eth9", c.tcpInterface());
@@ -87,6 +91,7 @@ class TransportConfigTest {
         assertMessage(Map.of("RDMA4J_IB_RETRY_CNT", "8"), "RDMA4J_IB_RETRY_CNT");
         assertMessage(Map.of("RDMA4J_TIMEOUT_MS", "0"), "RDMA4J_TIMEOUT_MS");
         assertMessage(Map.of("RDMA4J_IB_SL", "16"), "RDMA4J_IB_SL");
+        assertMessage(Map.of("RDMA4J_PROGRESS_CPU", "-2"), "RDMA4J_PROGRESS_CPU");
     }
 
     private static void assertMessage(Map<String, String> env, String expected) {

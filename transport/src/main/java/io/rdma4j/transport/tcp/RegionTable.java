@@ -1,5 +1,7 @@
 package io.rdma4j.transport.tcp;
 
+import io.rdma4j.transport.internal.LongRing;
+
 import java.util.Arrays;
 
 /**

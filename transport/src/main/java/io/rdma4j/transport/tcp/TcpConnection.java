@@ -4,6 +4,7 @@ import io.rdma4j.transport.Connection;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.RemoteBuffer;
 import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.internal.LongRing;
 
 import java.io.EOFException;
 import java.io.IOException;

@@ -9,6 +9,7 @@ import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.Store;
+import io.rdma4j.transport.internal.RegistrationCache;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -65,7 +66,7 @@ public final class TcpTransport implements Transport {
     private final TcpConnection[] connections;
     private final List<Handshake> handshakes = new ArrayList<>();
     private final List<TcpBuffer> allocated = new ArrayList<>();
-    private final RegistrationCache cache = new RegistrationCache();
+    private final RegistrationCache<TcpBuffer> cache = new RegistrationCache<>();
     private final Consumer<SelectionKey> onSelected = this::onSelected;
     private final ThreadLocal<IdleStrategy> idle;
     private int selectedWork;
