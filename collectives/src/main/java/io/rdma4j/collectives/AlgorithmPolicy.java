@@ -1,0 +1,89 @@
+package io.rdma4j.collectives;
+
+/**
+ * Chooses the allreduce algorithm from the message size, the number of ranks and the topology.
+ * The same inputs give the same answer on every rank (the choice is also part of the collective
+ * descriptor, so ranks that disagree, e.g. because RDMA4J_ALGO differs, fail with a mismatch).
+ *
+ * <ol>
+ *   <li>A forced algorithm ({@code RDMA4J_ALGO} or {@link CollectiveOptions#algorithm()}) wins
+ *       if it can run: {@link Algorithm#RHD} needs a power-of-two group, {@link Algorithm#TWO_HOP}
+ *       needs several hosts with the same number (&gt; 1) of ranks each and a local transport;
+ *       otherwise the rules below decide.</li>
+ *   <li>Up to {@link #smallBytes} (latency-bound): recursive doubling ({@link Algorithm#RHD})
+ *       on power-of-two groups (log2 n exchanges), else the double binary tree
+ *       ({@link Algorithm#TREE}, about 2 log2 n hops).</li>
+ *   <li>Two hosts or more with a local transport, from {@link #twoHopBytes}:
+ *       {@link Algorithm#TWO_HOP} (each byte crosses the network once per host).</li>
+ *   <li>Up to {@link #treeBytes} with more than two ranks: {@link Algorithm#TREE} (pipelined,
+ *       fewer hops than the ring).</li>
+ *   <li>Otherwise {@link Algorithm#RING} (bandwidth-optimal).</li>
+ * </ol>
+ */
+public final class AlgorithmPolicy {
+    public static final long DEFAULT_SMALL_BYTES = 16 * 1024;
+    public static final long DEFAULT_TREE_BYTES = 256 * 1024;
+    public static final long DEFAULT_TWO_HOP_BYTES = 1 << 20;
+
+    private final long smallBytes;
+    private final long treeBytes;
+    private final long twoHopBytes;
+
+    public AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes) {
+        this.smallBytes = smallBytes;
+        this.treeBytes = treeBytes;
+        this.twoHopBytes = twoHopBytes;
+    }
+
+    public static AlgorithmPolicy defaults() {
+        return new AlgorithmPolicy(DEFAULT_SMALL_BYTES, DEFAULT_TREE_BYTES, DEFAULT_TWO_HOP_BYTES);
+    }
+
+    public long smallBytes() {
+        return smallBytes;
+    }
+
+    public long treeBytes() {
+        return treeBytes;
+    }
+
+    public long twoHopBytes() {
+        return twoHopBytes;
+    }
+
+    static boolean powerOfTwo(int n) {
+        return n > 0 && (n & (n - 1)) == 0;
+    }
+
+    /** Whether {@code a} can run on a group of {@code size} ranks. */
+    public static boolean runnable(Algorithm a, int size, boolean twoHopAvailable) {
+        return switch (a) {
+            case RING, TREE -> true;
+            case RHD -> powerOfTwo(size);
+            case TWO_HOP -> twoHopAvailable;
+        };
+    }
+
+    /**
+     * @param bytes           payload of the allreduce
+     * @param size            ranks in the communicator
+     * @param twoHopAvailable whether the communicator has a uniform multi-host topology and a
+     *                        local (shared-memory) transport
+     * @param forced          the override, or null
+     */
+    public Algorithm choose(long bytes, int size, boolean twoHopAvailable, Algorithm forced) {
+        if (forced != null && runnable(forced, size, twoHopAvailable)) {
+            return forced;
+        }
+        if (bytes <= smallBytes) {
+            return powerOfTwo(size) ? Algorithm.RHD : Algorithm.TREE;
+        }
+        if (twoHopAvailable && bytes >= twoHopBytes) {
+            return Algorithm.TWO_HOP;
+        }
+        if (size > 2 && bytes <= treeBytes) {
+            return Algorithm.TREE;
+        }
+        return Algorithm.RING;
+    }
+}

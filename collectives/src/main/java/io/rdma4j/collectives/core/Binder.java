@@ -1,0 +1,98 @@
+package io.rdma4j.collectives.core;
+
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.Transport;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Turns a call's {@link MemorySegment} arguments into registered buffers and offsets: a native
+ * segment is registered as it is (zero-copy; the transport caches the registration), a heap
+ * segment is copied through registered scratch (and the result copied back by
+ * {@link #finishOut}). Recognises the in-place layouts (same memory; reduce-scatter's receive
+ * inside its send buffer; allgather's send inside its receive buffer) so that they stay in place.
+ */
+public final class Binder {
+    private final Transport transport;
+    private final Staging staging;
+
+    public Binder(Transport transport, Staging staging) {
+        this.transport = transport;
+        this.staging = staging;
+    }
+
+    public void bindInOut(Call c, MemorySegment send, MemorySegment recv, long sendBytes, long recvBytes,
+                           boolean copySendIn) {
+        if (sameMemory(send, recv)) {
+            MemorySegment larger = send.byteSize() >= recv.byteSize() ? send : recv;
+            c.send = c.recv = bind(larger, Math.max(sendBytes, recvBytes), 0, copySendIn);
+            c.sendOff = c.recvOff = 0;
+        } else if (!send.isNative() && !recv.isNative() && overlaps(send, recv)) {
+            throw new IllegalArgumentException("send and receive arrays partially overlap");
+        } else {
+            long delta = offsetWithin(recv, send);
+            if (delta >= 0) { // send is a slice of recv (in-place reduce-scatter / allgather layouts)
+                c.recv = bind(recv, recvBytes, 0, true);
+                c.send = c.recv;
+                c.sendOff = delta;
+                c.recvOff = 0;
+                return;
+            }
+            delta = offsetWithin(send, recv);
+            if (delta >= 0) {
+                c.send = bind(send, sendBytes, 0, true);
+                c.recv = c.send;
+                c.sendOff = 0;
+                c.recvOff = delta;
+                return;
+            }
+            c.send = bind(send, sendBytes, 0, copySendIn);
+            c.recv = bind(recv, recvBytes, 1, false);
+            c.sendOff = c.recvOff = 0;
+        }
+    }
+
+    /** A registered view of {@code seg}: the segment itself when native, else registered scratch. */
+    public RegisteredBuffer bind(MemorySegment seg, long bytes, int scratchSlot, boolean copyIn) {
+        if (seg.isNative() && bytes > 0) {
+            return transport.register(seg);
+        }
+        RegisteredBuffer s = staging.scratch(scratchSlot, Math.max(bytes, 8));
+        if (copyIn && bytes > 0) {
+            MemorySegment.copy(seg, 0, s.segment(), 0, bytes);
+        }
+        return s;
+    }
+
+    /** Copies a scratch-staged result back into a heap destination. */
+    public void finishOut(Call c, MemorySegment recv, long bytes) {
+        if (bytes > 0 && !recv.isNative()) {
+            MemorySegment.copy(c.recv.segment(), c.recvOff, recv, 0, bytes);
+        }
+    }
+
+    /** Same start address in the same memory (sizes may differ): an in-place call. */
+    public static boolean sameMemory(MemorySegment a, MemorySegment b) {
+        return a == b || (a.isNative() == b.isNative() && a.address() == b.address()
+                && a.heapBase().equals(b.heapBase()));
+    }
+
+    public static boolean overlaps(MemorySegment a, MemorySegment b) {
+        return a.asOverlappingSlice(b).isPresent();
+    }
+
+    /** Byte offset of {@code inner} inside {@code outer} if it lies entirely within it, else -1. */
+    private static long offsetWithin(MemorySegment outer, MemorySegment inner) {
+        if (outer.isNative() != inner.isNative() || !outer.heapBase().equals(inner.heapBase())) {
+            return -1;
+        }
+        long off = inner.address() - outer.address();
+        return off >= 0 && off + inner.byteSize() <= outer.byteSize() && inner.byteSize() < outer.byteSize() ? off : -1;
+    }
+
+    public static void copyIfDistinct(MemorySegment send, MemorySegment recv, long bytes) {
+        if (bytes > 0 && !sameMemory(send, recv)) {
+            MemorySegment.copy(send, 0, recv, 0, bytes);
+        }
+    }
+}

@@ -1,0 +1,66 @@
+package io.rdma4j.collectives.core;
+
+import io.rdma4j.collectives.CollectiveException;
+
+/**
+ * Per-communicator state the progress loop consults: context id (for the fault board), this
+ * rank's world rank, the collective sequence number, and the abort/broken flags, which another
+ * thread may set at any time (abort) and which make every later call fail (broken).
+ */
+public final class CommState {
+    private final int ctx;
+    private final int worldRank;
+    private final CommState world;
+    private long seq;
+    private volatile CollectiveException aborted;
+    private volatile CollectiveException broken;
+
+    public CommState(int ctx, int worldRank, CommState world) {
+        this.ctx = ctx;
+        this.worldRank = worldRank;
+        this.world = world;
+    }
+
+    public int ctx() {
+        return ctx;
+    }
+
+    public int worldRank() {
+        return worldRank;
+    }
+
+    /** The world communicator's state (itself for the world). */
+    public CommState world() {
+        return world == null ? this : world;
+    }
+
+    /** Takes the next collective sequence number (issue order; identical on every rank). */
+    public long nextSeq() {
+        return seq++;
+    }
+
+    public void abort(CollectiveException cause) {
+        if (aborted == null) {
+            aborted = cause;
+        }
+    }
+
+    /** The abort cause of this communicator or of the world it belongs to, else null. */
+    public CollectiveException abortCause() {
+        CollectiveException a = aborted;
+        if (a == null && world != null) {
+            a = world.aborted;
+        }
+        return a;
+    }
+
+    public void markBroken(CollectiveException cause) {
+        if (broken == null) {
+            broken = cause;
+        }
+    }
+
+    public CollectiveException brokenCause() {
+        return broken;
+    }
+}

@@ -1,0 +1,297 @@
+package io.rdma4j.collectives.core;
+
+import io.rdma4j.collectives.CollectiveException;
+import io.rdma4j.collectives.CollectiveMismatchException;
+import io.rdma4j.collectives.CollectiveOptions;
+import io.rdma4j.collectives.CollectiveTimeoutException;
+import io.rdma4j.collectives.CommunicatorAbortedException;
+import io.rdma4j.transport.IdleStrategy;
+import io.rdma4j.transport.Transport;
+
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Shared by a world communicator and everything split from it: the options, the fault board,
+ * the staging memory of each transport, and the lock that makes collectives on a shared
+ * transport run one at a time (a transport is driven by one thread at a time). Its
+ * {@link #drive} loop is the only place that waits: it steps an op, idles with the configured
+ * {@link IdleStrategy} when nothing moved, watches the abort flag, consults the fault board when the op has stalled, and turns a
+ * stall longer than the timeout into an error that names the rank at the end of the chain of
+ * waits.
+ */
+public final class Engine implements AutoCloseable {
+    /** Idle polls between clock reads (the stall clock needs no finer resolution). */
+    private static final int CLOCK_EVERY = 64;
+    /** Longest interval between fault-board checks of a stalled collective. */
+    private static final long MAX_CHECK_NANOS = 2_000_000_000L;
+
+    private final CollectiveOptions options;
+    private final FaultBoard board;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final IdleStrategy idle;
+    private final Map<Transport, Staging> staging = new IdentityHashMap<>();
+
+    /**
+     * @param idle what the progress loop does when a poll found nothing (the transport
+     *             configuration's strategy, RDMA4J_IDLE_STRATEGY); used by one thread at a time
+     *             (the lock holder)
+     */
+    public Engine(CollectiveOptions options, FaultBoard board, IdleStrategy idle) {
+        this.options = options;
+        this.board = board;
+        this.idle = idle;
+    }
+
+    public CollectiveOptions options() {
+        return options;
+    }
+
+    public FaultBoard board() {
+        return board;
+    }
+
+    public ReentrantLock lock() {
+        return lock;
+    }
+
+    public Staging staging(Transport t) {
+        synchronized (staging) {
+            return staging.computeIfAbsent(t, Staging::new);
+        }
+    }
+
+    /**
+     * Runs {@code op} to completion on the calling thread (which must hold {@link #lock()}).
+     *
+     * @param members world ranks of the communicator (whose stall registers to consult)
+     */
+    public void drive(CollectiveOp op, CommState cs, int[] members) {
+        try {
+            checkAbort(cs);
+            op.start();
+            long stallStart = 0;
+            long nextCheck = 0;
+            boolean reported = false;
+            int idles = 0;
+            idle.reset();
+            long timeout = options.timeout().toNanos();
+            long check = options.stallCheck().toNanos();
+            while (true) {
+                boolean progressed = op.step();
+                if (op.isDone()) {
+                    return;
+                }
+                checkAbort(cs);
+                if (progressed) {
+                    idle.reset();
+                    idles = 0;
+                    stallStart = 0;
+                    continue;
+                }
+                idle.idle();
+                if (++idles % CLOCK_EVERY != 0) {
+                    continue;
+                }
+                long now = System.nanoTime();
+                if (stallStart == 0) {
+                    stallStart = now;
+                    nextCheck = now + check;
+                    continue;
+                }
+                if (now - nextCheck >= 0) {
+                    checkBoard(cs);
+                    if (!reported && now - stallStart >= 2 * check) {
+                        board.reportStall(cs.ctx(), cs.worldRank(), op.identity(), op.waitingFor());
+                        reported = true;
+                    }
+                    if (reported) {
+                        compareStall(op, cs);
+                    }
+                    // the longer the stall, the rarer the (store round-trip) checks
+                    nextCheck = now + Math.min(Math.max(check, (now - stallStart) / 4), MAX_CHECK_NANOS);
+                }
+                if (now - stallStart >= timeout) {
+                    checkBoard(cs);
+                    throw timeout(op, cs, members);
+                }
+            }
+        } catch (CollectiveException e) {
+            CollectiveException cause = rootCause(cs, e);
+            fail(cs, cause);
+            throw cause;
+        } catch (RuntimeException | Error e) {
+            CollectiveException c = new CollectiveException(-1, "rank " + cs.worldRank() + ": collective "
+                    + op.identity() + " failed: " + e, e);
+            fail(cs, c);
+            throw c;
+        }
+    }
+
+    /**
+     * The fault to report for {@code e}: a local abort wins; a transport failure of a peer may be
+     * the consequence of a fault that peer already posted (it detected a mismatch or a dead rank
+     * and then closed its transport), in which case the posted fault is the real cause.
+     */
+    private CollectiveException rootCause(CommState cs, CollectiveException e) {
+        CollectiveException aborted = cs.abortCause();
+        if (aborted != null) {
+            return aborted;
+        }
+        if (e instanceof Ops.PeerFailure || e instanceof CollectiveTimeoutException) {
+            try {
+                checkBoard(cs);
+            } catch (CollectiveException posted) {
+                posted.addSuppressed(e);
+                return posted;
+            }
+        }
+        return e;
+    }
+
+    private static void checkAbort(CommState cs) {
+        CollectiveException a = cs.abortCause();
+        if (a != null) {
+            throw a;
+        }
+    }
+
+    /** Marks the communicator broken and tells the others, unless the fault came from the board. */
+    private void fail(CommState cs, CollectiveException e) {
+        cs.markBroken(e);
+        if (e instanceof FromBoard) {
+            return;
+        }
+        FaultBoard.FaultKind kind;
+        if (e instanceof CollectiveMismatchException) {
+            kind = FaultBoard.FaultKind.MISMATCH;
+        } else if (e instanceof CommunicatorAbortedException) {
+            kind = FaultBoard.FaultKind.ABORTED;
+        } else if (e instanceof CollectiveTimeoutException) {
+            kind = FaultBoard.FaultKind.TIMEOUT;
+        } else {
+            kind = FaultBoard.FaultKind.RANK_FAILED;
+        }
+        FaultBoard.Fault f = new FaultBoard.Fault(kind, cs.worldRank(), e.failedRank(), e.getMessage());
+        board.post(cs.ctx(), f);
+        if (kind == FaultBoard.FaultKind.RANK_FAILED && e instanceof Ops.PeerFailure && cs.ctx() != 0) {
+            board.post(cs.world().ctx(), f);
+        }
+    }
+
+    private void checkBoard(CommState cs) {
+        FaultBoard.Fault f = board.poll(cs.ctx());
+        if (f == null && cs.world() != cs) {
+            f = board.poll(cs.world().ctx());
+            if (f != null && f.kind() == FaultBoard.FaultKind.MISMATCH) {
+                f = null; // a mismatch in another communicator does not break this one
+            }
+        }
+        if (f != null) {
+            throw BoardFault.of(cs.worldRank(), f);
+        }
+    }
+
+    /**
+     * The rank this one waits for, stalled in the same collective but with a different shape, is
+     * a mismatch that no descriptor exchange caught (the two calls talk to different peers).
+     */
+    private void compareStall(CollectiveOp op, CommState cs) {
+        Descriptor mine = op.identity();
+        int w = op.waitingFor();
+        if (w < 0 || w == cs.worldRank()) {
+            return;
+        }
+        FaultBoard.Stall s = board.readStall(cs.ctx(), w);
+        if (s != null && s.seq() == mine.seq && (s.shape() != mine.packedShape() || s.count() != mine.count)) {
+            Descriptor theirs = Descriptor.unpack(s.shape(), s.count(), s.seq());
+            throw new CollectiveMismatchException(w, "collective mismatch: rank " + cs.worldRank() + " called "
+                    + mine + " but rank " + w + " called " + theirs);
+        }
+    }
+
+    private CollectiveTimeoutException timeout(CollectiveOp op, CommState cs, int[] members) {
+        Descriptor mine = op.identity();
+        StringBuilder chain = new StringBuilder();
+        int culprit = op.waitingFor();
+        chain.append("rank ").append(cs.worldRank()).append(" waited for rank ").append(culprit);
+        boolean[] seen = new boolean[Math.max(64, maxOf(members) + 1)];
+        seen[cs.worldRank()] = true;
+        String tail = "";
+        while (culprit >= 0 && culprit < seen.length && !seen[culprit] && board.available()) {
+            seen[culprit] = true;
+            FaultBoard.Stall s = board.readStall(cs.ctx(), culprit);
+            if (s == null || s.seq() != mine.seq) {
+                tail = s == null ? ", which never reported being stalled (dead, hung or not calling this collective)"
+                        : ", which last reported being stalled in collective #" + s.seq() + " (not #" + mine.seq + ")";
+                break;
+            }
+            if (s.waitingFor() < 0) {
+                break;
+            }
+            culprit = s.waitingFor();
+            chain.append(", which waits for rank ").append(culprit);
+        }
+        return new CollectiveTimeoutException(culprit, "rank " + cs.worldRank() + ": collective " + mine
+                + " made no progress for " + options.timeout().toMillis() + " ms: " + chain + tail);
+    }
+
+    private static int maxOf(int[] a) {
+        int m = 0;
+        for (int x : a) {
+            m = Math.max(m, x);
+        }
+        return m;
+    }
+
+    @Override
+    public void close() {
+        synchronized (staging) {
+            for (Staging s : staging.values()) {
+                s.close();
+            }
+            staging.clear();
+        }
+    }
+
+    /** A fault read from the board (not re-posted). */
+    static final class BoardFault {
+        static CollectiveException of(int me, FaultBoard.Fault f) {
+            String msg = "rank " + me + ": communicator failed, reported by rank " + f.reporter() + ": " + f.message();
+            return switch (f.kind()) {
+                case MISMATCH -> new BoardMismatch(f.culprit(), msg);
+                case ABORTED -> new BoardAborted(f.culprit(), msg);
+                case TIMEOUT -> new BoardTimeout(f.culprit(), msg);
+                case RANK_FAILED -> new BoardFailure(f.culprit(), msg);
+            };
+        }
+    }
+
+    private interface FromBoard {
+    }
+
+    static final class BoardMismatch extends CollectiveMismatchException implements FromBoard {
+        BoardMismatch(int r, String m) {
+            super(r, m);
+        }
+    }
+
+    static final class BoardAborted extends CommunicatorAbortedException implements FromBoard {
+        BoardAborted(int r, String m) {
+            super(r, m, null);
+        }
+    }
+
+    static final class BoardTimeout extends CollectiveTimeoutException implements FromBoard {
+        BoardTimeout(int r, String m) {
+            super(r, m);
+        }
+    }
+
+    static final class BoardFailure extends CollectiveException implements FromBoard {
+        BoardFailure(int r, String m) {
+            super(r, m);
+        }
+    }
+}

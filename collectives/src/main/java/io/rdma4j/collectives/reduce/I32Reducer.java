@@ -1,0 +1,66 @@
+package io.rdma4j.collectives.reduce;
+
+import io.rdma4j.collectives.DataType;
+import io.rdma4j.collectives.ReduceOp;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/** int32 kernels: wrapping two's-complement arithmetic; AVG truncates toward zero. */
+final class I32Reducer extends AbstractReducer {
+    private static final ValueLayout.OfInt I = ValueLayout.JAVA_INT_UNALIGNED;
+
+    I32Reducer(ReduceOp op) {
+        super(DataType.I32, op);
+    }
+
+    @Override
+    public void reduceInto(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
+        switch (op) {
+            case SUM, AVG -> sum(d, dOff, a, aOff, b, bOff, n);
+            case PROD -> prod(d, dOff, a, aOff, b, bOff, n);
+            case MIN -> min(d, dOff, a, aOff, b, bOff, n);
+            case MAX -> max(d, dOff, a, aOff, b, bOff, n);
+        }
+    }
+
+    private static void sum(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
+        for (long i = 0; i < n; i++) {
+            long o = i << 2;
+            d.set(I, dOff + o, a.get(I, aOff + o) + b.get(I, bOff + o));
+        }
+    }
+
+    private static void prod(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
+        for (long i = 0; i < n; i++) {
+            long o = i << 2;
+            d.set(I, dOff + o, a.get(I, aOff + o) * b.get(I, bOff + o));
+        }
+    }
+
+    private static void min(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
+        for (long i = 0; i < n; i++) {
+            long o = i << 2;
+            d.set(I, dOff + o, Math.min(a.get(I, aOff + o), b.get(I, bOff + o)));
+        }
+    }
+
+    private static void max(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
+        for (long i = 0; i < n; i++) {
+            long o = i << 2;
+            d.set(I, dOff + o, Math.max(a.get(I, aOff + o), b.get(I, bOff + o)));
+        }
+    }
+
+    @Override
+    public void finish(MemorySegment d, long off, long n, int contributors) {
+        if (op != ReduceOp.AVG) {
+            return;
+        }
+        checkContributors(contributors);
+        for (long i = 0; i < n; i++) {
+            long o = off + (i << 2);
+            d.set(I, o, d.get(I, o) / contributors);
+        }
+    }
+}

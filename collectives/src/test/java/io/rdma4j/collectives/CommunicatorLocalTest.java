@@ -1,0 +1,95 @@
+package io.rdma4j.collectives;
+
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.testing.LocalGroup;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A one-rank world (collectives are local copies) and argument validation, in this JVM. */
+class CommunicatorLocalTest {
+
+    private static Communicator single(LocalGroup g) {
+        return Communicator.builder().transport(g.transport(0)).store(g.store(0))
+                .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(10))).build();
+    }
+
+    @Test
+    void oneRankWorld() {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator c = single(g);
+             Arena arena = Arena.ofConfined()) {
+            assertEquals(0, c.rank());
+            assertEquals(1, c.size());
+            assertEquals(0, c.localRank());
+            assertEquals(1, c.localSize());
+            float[] f = {1, 2, 3};
+            c.allReduce(f, ReduceOp.AVG);
+            assertArrayEquals(new float[] {1, 2, 3}, f);
+            MemorySegment a = arena.allocate(40);
+            MemorySegment b = arena.allocate(40);
+            for (int i = 0; i < 10; i++) {
+                a.setAtIndex(ValueLayout.JAVA_INT, i, i * 3);
+            }
+            c.allReduce(a, b, 10, DataType.I32, ReduceOp.SUM);
+            assertEquals(-1, a.mismatch(b));
+            b.fill((byte) 0);
+            c.allGather(a, b, 10, DataType.I32);
+            assertEquals(-1, a.mismatch(b));
+            b.fill((byte) 0);
+            c.reduceScatter(a, b, 10, DataType.I32, ReduceOp.MAX);
+            assertEquals(-1, a.mismatch(b));
+            c.broadcast(a, 10, DataType.I32, 0);
+            c.barrier();
+            c.allReduceAsync(a, DataType.I32, ReduceOp.SUM).await(Duration.ofSeconds(5));
+            Communicator sub = c.split(3, 0);
+            assertEquals(1, sub.size());
+            sub.close();
+        }
+    }
+
+    @Test
+    void badArgumentsAreRejectedClearly() {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Arena arena = Arena.ofConfined()) {
+            Communicator c = single(g);
+            MemorySegment small = arena.allocate(16);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> c.allReduce(small, small, 5, DataType.F32, ReduceOp.SUM));
+            assertTrue(e.getMessage().contains("holds 16 bytes, needs 20"), e.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> c.allReduce(small, small, -1, DataType.F32, ReduceOp.SUM));
+            e = assertThrows(IllegalArgumentException.class, () -> c.broadcast(small, 2, DataType.F32, 1));
+            assertTrue(e.getMessage().contains("root 1"), e.getMessage());
+            e = assertThrows(IllegalArgumentException.class, () -> c.allReduce(MemorySegment.ofArray(new byte[6]),
+                    DataType.F32, ReduceOp.SUM));
+            assertTrue(e.getMessage().contains("whole number"), e.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> c.send(small, 1, DataType.F32, 0));
+            c.close();
+            c.close(); // idempotent
+            IllegalStateException closed = assertThrows(IllegalStateException.class, c::barrier);
+            assertTrue(closed.getMessage().contains("closed"));
+        }
+    }
+
+    @Test
+    void environmentContract() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Communicator.fromEnvironment(Map.of("WORLD_SIZE", "2")));
+        assertTrue(e.getMessage().contains("RANK, OMPI_COMM_WORLD_RANK, PMI_RANK"), e.getMessage());
+        assertEquals(3, EnvContract.rank(Map.of("OMPI_COMM_WORLD_RANK", "3")));
+        assertEquals(5, EnvContract.size(Map.of("PMI_SIZE", "5")));
+        assertEquals(1, EnvContract.rank(Map.of("RANK", "1", "PMI_RANK", "4")));
+        e = assertThrows(IllegalArgumentException.class,
+                () -> Communicator.fromEnvironment(Map.of("RANK", "0", "WORLD_SIZE", "2", "MASTER_PORT", "1")));
+        assertTrue(e.getMessage().contains("RDMA4J_JOB_TOKEN"), e.getMessage());
+    }
+}

@@ -1,0 +1,254 @@
+package io.rdma4j.collectives.reduce;
+
+import io.rdma4j.collectives.DataType;
+import io.rdma4j.collectives.ReduceOp;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Kernels against straightforward scalar code, for every type and operator, at unaligned
+ * offsets, in place and out of place, native and heap; plus the documented bf16/fp16 rounding
+ * and integer AVG semantics on hand-picked values.
+ */
+class ReducerTest {
+    private static final ValueLayout.OfShort S = ValueLayout.JAVA_SHORT_UNALIGNED;
+
+    /** Expected a OP b for one element, written independently of the kernels. */
+    private static void expect(DataType t, ReduceOp op, MemorySegment a, MemorySegment b, MemorySegment out, long i) {
+        switch (t) {
+            case F32 -> {
+                float x = a.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i), y = b.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+                out.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, switch (op) {
+                    case SUM, AVG -> x + y; case PROD -> x * y; case MIN -> x < y ? x : y; case MAX -> x > y ? x : y; });
+            }
+            case F64 -> {
+                double x = a.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i), y = b.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+                out.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, switch (op) {
+                    case SUM, AVG -> x + y; case PROD -> x * y; case MIN -> x < y ? x : y; case MAX -> x > y ? x : y; });
+            }
+            case I32 -> {
+                int x = a.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i), y = b.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i);
+                out.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i, switch (op) {
+                    case SUM, AVG -> x + y; case PROD -> x * y; case MIN -> x < y ? x : y; case MAX -> x > y ? x : y; });
+            }
+            case I64 -> {
+                long x = a.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i), y = b.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
+                out.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i, switch (op) {
+                    case SUM, AVG -> x + y; case PROD -> x * y; case MIN -> x < y ? x : y; case MAX -> x > y ? x : y; });
+            }
+            case U8 -> {
+                int x = a.get(ValueLayout.JAVA_BYTE, i) & 0xFF, y = b.get(ValueLayout.JAVA_BYTE, i) & 0xFF;
+                out.set(ValueLayout.JAVA_BYTE, i, (byte) switch (op) {
+                    case SUM, AVG -> x + y; case PROD -> x * y; case MIN -> x < y ? x : y; case MAX -> x > y ? x : y; });
+            }
+            case BF16, F16 -> {
+                float x = half(t, a.getAtIndex(S, i)), y = half(t, b.getAtIndex(S, i));
+                float r = switch (op) { case SUM, AVG -> x + y; case PROD -> x * y; case MIN -> x < y ? x : y; case MAX -> x > y ? x : y; };
+                out.setAtIndex(S, i, toHalf(t, r));
+            }
+        }
+    }
+
+    static float half(DataType t, short s) {
+        return t == DataType.F16 ? Float.float16ToFloat(s) : Float.intBitsToFloat((s & 0xFFFF) << 16);
+    }
+
+    /** Round-to-nearest-even by comparing the two neighbouring bf16 values (no bit tricks). */
+    static short toHalf(DataType t, float v) {
+        if (t == DataType.F16) {
+            return Float.floatToFloat16(v);
+        }
+        int bits = Float.floatToIntBits(v);
+        short down = (short) (bits >>> 16);
+        short up = (short) (down + 1);
+        double dl = Math.abs((double) v - Float.intBitsToFloat((down & 0xFFFF) << 16));
+        double du = Math.abs((double) Float.intBitsToFloat((up & 0xFFFF) << 16) - v);
+        if (dl < du) {
+            return down;
+        }
+        if (du < dl) {
+            return up;
+        }
+        return (down & 1) == 0 ? down : up;
+    }
+
+    private static void fillRandom(MemorySegment s, DataType t, long count, Random rnd) {
+        for (long i = 0; i < count; i++) {
+            switch (t) {
+                case F32 -> s.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, (float) rnd.nextGaussian() * 100);
+                case F64 -> s.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, rnd.nextGaussian() * 1e6);
+                case I32 -> s.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i, rnd.nextInt());
+                case I64 -> s.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
+                case U8 -> s.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
+                case BF16 -> s.setAtIndex(S, i, (short) (Float.floatToIntBits((float) rnd.nextGaussian() * 10) >>> 16));
+                case F16 -> s.setAtIndex(S, i, Float.floatToFloat16((float) rnd.nextGaussian() * 10));
+            }
+        }
+    }
+
+    @Test
+    void everyKernelMatchesScalarCode() {
+        Random rnd = new Random(42);
+        int count = 1037;
+        try (Arena arena = Arena.ofConfined()) {
+            for (DataType t : DataType.values()) {
+                for (ReduceOp op : ReduceOp.values()) {
+                    Reducer red = Reducer.of(t, op);
+                    assertEquals(t, red.type());
+                    assertEquals(op, red.op());
+                    long bytes = (long) count * t.byteSize();
+                    // unaligned offsets inside larger native segments, and a heap operand
+                    MemorySegment a = arena.allocate(bytes + 3).asSlice(3, bytes);
+                    MemorySegment b = MemorySegment.ofArray(new byte[(int) bytes + 1]).asSlice(1, bytes);
+                    MemorySegment d = arena.allocate(bytes + 1).asSlice(1, bytes);
+                    MemorySegment want = arena.allocate(bytes);
+                    fillRandom(a, t, count, rnd);
+                    fillRandom(b, t, count, rnd);
+                    for (long i = 0; i < count; i++) {
+                        expect(t, op, a, b, want, i);
+                    }
+                    red.reduceInto(d, 0, a, 0, b, 0, count);
+                    assertEquals(-1, want.mismatch(d), t + " " + op + " out of place");
+                    red.reduce(a, b, count); // in place
+                    assertEquals(-1, want.mismatch(a), t + " " + op + " in place");
+                }
+            }
+        }
+    }
+
+    @Test
+    void kernelsTouchOnlyTheirRange() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment d = arena.allocate(64);
+            MemorySegment s = arena.allocate(64);
+            s.fill((byte) 1);
+            d.fill((byte) 7);
+            Reducer.of(DataType.U8, ReduceOp.SUM).reduce(d, 10, s, 20, 5);
+            for (int i = 0; i < 64; i++) {
+                assertEquals(i >= 10 && i < 15 ? 8 : 7, d.get(ValueLayout.JAVA_BYTE, i), "byte " + i);
+            }
+            assertThrows(IndexOutOfBoundsException.class, () -> Reducer.of(DataType.F32, ReduceOp.SUM).reduce(d, 0, s, 0, 17));
+        }
+    }
+
+    private static short bf(float f) {
+        return (short) (Float.floatToIntBits(f) >>> 16); // exact for the values used
+    }
+
+    @Test
+    void bf16RoundsToNearestEven() {
+        // halfway cases go to the even neighbour, anything above halfway goes up
+        assertEquals(0x3F80, Bf16.fromFloat(1f + 0x1p-8f) & 0xFFFF);
+        assertEquals(0x3F82, Bf16.fromFloat(1f + 3 * 0x1p-8f) & 0xFFFF);
+        assertEquals(0x3F81, Bf16.fromFloat(1f + 0x1p-8f + 0x1p-20f) & 0xFFFF);
+        assertEquals(0xBF80, Bf16.fromFloat(-1f - 0x1p-8f) & 0xFFFF);
+        assertTrue(Float.isNaN(Bf16.toFloat(Bf16.fromFloat(Float.NaN))));
+        assertEquals(Float.POSITIVE_INFINITY, Bf16.toFloat(Bf16.fromFloat(Float.MAX_VALUE)));
+        Random rnd = new Random(7);
+        for (int i = 0; i < 100_000; i++) {
+            float f = Float.intBitsToFloat(rnd.nextInt());
+            if (!Float.isNaN(f) && !Float.isInfinite(f) && Math.abs(f) < 3e38f) {
+                assertEquals(toHalf(DataType.BF16, f), Bf16.fromFloat(f), "bf16 of " + f);
+            }
+        }
+    }
+
+    @Test
+    void halfPrecisionRoundsAfterEveryStep() {
+        try (Arena arena = Arena.ofConfined()) {
+            // bf16: 1 + 2^-8 is a tie and rounds to 1; adding 2^-8 again therefore stays 1, whereas
+            // rounding once at the end would have given 1 + 2^-7
+            MemorySegment acc = arena.allocate(2);
+            MemorySegment x = arena.allocate(2);
+            acc.set(S, 0, bf(1f));
+            x.set(S, 0, bf(0x1p-8f));
+            Reducer sum = Reducer.of(DataType.BF16, ReduceOp.SUM);
+            sum.reduce(acc, x, 1);
+            sum.reduce(acc, x, 1);
+            assertEquals(1f, Bf16.toFloat(acc.get(S, 0)));
+            // fp16: spacing is 2 in [2048, 4096): 2048 + 1 ties to 2048, 2048 + 3 ties to 2052
+            Reducer h = Reducer.of(DataType.F16, ReduceOp.SUM);
+            acc.set(S, 0, Float.floatToFloat16(2048f));
+            x.set(S, 0, Float.floatToFloat16(1f));
+            h.reduce(acc, x, 1);
+            assertEquals(2048f, Float.float16ToFloat(acc.get(S, 0)));
+            x.set(S, 0, Float.floatToFloat16(3f));
+            h.reduce(acc, x, 1);
+            assertEquals(2052f, Float.float16ToFloat(acc.get(S, 0)));
+            // overflow becomes infinity
+            acc.set(S, 0, Float.floatToFloat16(65504f));
+            x.set(S, 0, Float.floatToFloat16(65504f));
+            h.reduce(acc, x, 1);
+            assertEquals(Float.POSITIVE_INFINITY, Float.float16ToFloat(acc.get(S, 0)));
+        }
+    }
+
+    @Test
+    void avgIsSumThenOneDivision() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment d = arena.allocate(8);
+            // integers truncate toward zero: -7 / 2 = -3
+            d.set(ValueLayout.JAVA_INT_UNALIGNED, 0, -7);
+            Reducer.of(DataType.I32, ReduceOp.AVG).finish(d, 0, 1, 2);
+            assertEquals(-3, d.get(ValueLayout.JAVA_INT_UNALIGNED, 0));
+            // u8: the sum wraps modulo 256 first (250 + 10 = 4), then 4 / 2
+            MemorySegment a = arena.allocate(1);
+            MemorySegment b = arena.allocate(1);
+            a.set(ValueLayout.JAVA_BYTE, 0, (byte) 250);
+            b.set(ValueLayout.JAVA_BYTE, 0, (byte) 10);
+            Reducer u8 = Reducer.of(DataType.U8, ReduceOp.AVG);
+            u8.reduce(a, b, 1);
+            u8.finish(a, 0, 1, 2);
+            assertEquals(2, a.get(ValueLayout.JAVA_BYTE, 0));
+            // u8 min/max compare unsigned
+            a.set(ValueLayout.JAVA_BYTE, 0, (byte) 200);
+            b.set(ValueLayout.JAVA_BYTE, 0, (byte) 100);
+            Reducer.of(DataType.U8, ReduceOp.MAX).reduce(a, b, 1);
+            assertEquals(200, a.get(ValueLayout.JAVA_BYTE, 0) & 0xFF);
+            // bf16: 1 + 2 + 4 = 7, then 7/3 rounded once to bf16
+            MemorySegment h = arena.allocate(2);
+            h.set(S, 0, bf(7f));
+            Reducer.of(DataType.BF16, ReduceOp.AVG).finish(h, 0, 1, 3);
+            assertEquals(toHalf(DataType.BF16, 7f / 3), h.get(S, 0));
+            // f32 AVG divides (not multiplies by a reciprocal)
+            MemorySegment f = arena.allocate(4);
+            f.set(ValueLayout.JAVA_FLOAT_UNALIGNED, 0, 10f);
+            Reducer.of(DataType.F32, ReduceOp.AVG).finish(f, 0, 1, 3);
+            assertEquals(10f / 3f, f.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 0));
+            // other operators leave fully reduced data alone
+            Reducer.of(DataType.F32, ReduceOp.SUM).finish(f, 0, 1, 3);
+            assertEquals(10f / 3f, f.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 0));
+            assertThrows(IllegalArgumentException.class, () -> Reducer.of(DataType.F32, ReduceOp.AVG).finish(f, 0, 1, 0));
+        }
+    }
+
+    @Test
+    void kernelsAreSymmetric() {
+        // a OP b == b OP a bit for bit, which makes recursive doubling agree on every rank
+        Random rnd = new Random(3);
+        try (Arena arena = Arena.ofConfined()) {
+            for (DataType t : DataType.values()) {
+                for (ReduceOp op : ReduceOp.values()) {
+                    MemorySegment a = arena.allocate(256L * t.byteSize());
+                    MemorySegment b = arena.allocate(256L * t.byteSize());
+                    MemorySegment ab = arena.allocate(256L * t.byteSize());
+                    MemorySegment ba = arena.allocate(256L * t.byteSize());
+                    fillRandom(a, t, 256, rnd);
+                    fillRandom(b, t, 256, rnd);
+                    Reducer r = Reducer.of(t, op);
+                    r.reduceInto(ab, 0, a, 0, b, 0, 256);
+                    r.reduceInto(ba, 0, b, 0, a, 0, 256);
+                    assertEquals(-1, ab.mismatch(ba), t + " " + op);
+                }
+            }
+        }
+    }
+}
