@@ -145,7 +145,8 @@ public final class TcpTransport implements Transport {
             throw new IllegalArgumentException("only native (off-heap) memory can be registered, not " + segment);
         }
         TcpBuffer b = cache.get(segment.address(), segment.byteSize());
-        if (b == null) {
+        // Same range but another scope: that memory was freed and the address reused.
+        if (b == null || b.segment().scope() != segment.scope()) {
             b = new TcpBuffer(this, segment, null, false, true);
             cache.put(segment.address(), segment.byteSize(), b);
         }
