@@ -1,0 +1,186 @@
+/*
+ * MPI_Allreduce timing over a range of sizes, measured the way rdma4j's allreduce-perf (and
+ * nccl-tests) measure: per size, an untimed checked call, warm-ups, a barrier, N back-to-back
+ * calls timed together; the per-iteration time is averaged over the ranks. float sum only.
+ * Prints an nccl-tests style table and, with -o FILE, the same CSV columns as allreduce-perf.
+ *
+ *   mpicc -O2 -o mpi_allreduce_bench mpi_allreduce_bench.c
+ *   mpirun -np 4 ./mpi_allreduce_bench -b 8 -e 256M -f 2 -n 20 -w 5 -c 1 -o openmpi.csv
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+#include <unistd.h>
+
+static long long parse_size(const char *s) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    switch (toupper((unsigned char)*end)) {
+        case 'K': v <<= 10; break;
+        case 'M': v <<= 20; break;
+        case 'G': v <<= 30; break;
+        case '\0': break;
+        default: fprintf(stderr, "bad size '%s'\n", s); MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return v;
+}
+
+/* Rank r's input at element i, as rdma4j's TestPattern for SUM: 1 + i mod 5 + (r & 1). */
+static float input(int rank, long long i) { return (float)(1 + i % 5 + (rank & 1)); }
+
+static float expected(int ranks, long long i) {
+    float s = 0;
+    for (int r = 0; r < ranks; r++) s += input(r, i);
+    return s;
+}
+
+static int iters_at(int n, long long bytes, long long max_iter_bytes) {
+    if (max_iter_bytes <= 0 || bytes == 0 || (long long)n * bytes <= max_iter_bytes) return n;
+    long long k = max_iter_bytes / bytes;
+    return k < 1 ? 1 : (int)k;
+}
+
+static const char *time_fmt(double us, char *buf) {
+    if (us >= 10000) sprintf(buf, "%7.0f", us);
+    else if (us >= 100) sprintf(buf, "%7.1f", us);
+    else sprintf(buf, "%7.2f", us);
+    return buf;
+}
+
+/* One placement of one size: returns the rank-averaged seconds per call, *wrong the summed check. */
+static double measure(float *send, float *recv, long long count, int in_place, int warm, int iters, int repeats,
+                      int check, long long *wrong) {
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    const void *src = in_place ? MPI_IN_PLACE : send;
+    float *data = in_place ? recv : send;
+    long long bad = 0;
+    for (long long i = 0; i < count; i++) { data[i] = input(rank, i); if (!in_place) recv[i] = 200; }
+    if (check) {
+        MPI_Allreduce(src, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        for (long long i = 0; i < count; i++) if (recv[i] != expected(n, i)) bad++;
+    }
+    for (int w = 0; w < warm; w++) MPI_Allreduce(src, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    double best = 1e300, sum[2] = {0, 0};
+    for (int rep = 0; rep < repeats; rep++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int it = 0; it < iters; it++) MPI_Allreduce(src, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        double local[2] = {(MPI_Wtime() - t0) / iters, (double)bad};
+        MPI_Allreduce(local, sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (sum[0] < best) best = sum[0];
+    }
+    *wrong = check ? (long long)sum[1] : -1;
+    return best / n;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    long long minb = 8, maxb = 64LL << 20, max_iter_bytes = 0;
+    int factor = 2, iters = 20, warm = 5, check = 1, repeats = 1, first = 0, last = 1; /* placements: 0 out, 1 in */
+    const char *csv = NULL;
+    int opt;
+    while ((opt = getopt(argc, argv, "b:e:f:n:w:c:o:B:p:R:h")) != -1) {
+        switch (opt) {
+            case 'b': minb = parse_size(optarg); break;
+            case 'e': maxb = parse_size(optarg); break;
+            case 'f': factor = atoi(optarg); break;
+            case 'n': iters = atoi(optarg); break;
+            case 'w': warm = atoi(optarg); break;
+            case 'c': check = atoi(optarg); break;
+            case 'o': csv = optarg; break;
+            case 'B': max_iter_bytes = parse_size(optarg); break;
+            case 'R': repeats = atoi(optarg); break;
+            case 'p':
+                first = strcmp(optarg, "in") == 0;
+                last = strcmp(optarg, "out") != 0;
+                break;
+            default:
+                if (rank == 0)
+                    fprintf(stderr, "usage: %s [-b min] [-e max] [-f factor] [-n iters] [-w warmups] [-c 0|1]"
+                                    " [-B max-iter-bytes] [-R repeats] [-p out|in|both] [-o csv]\n", argv[0]);
+                MPI_Finalize();
+                return opt == 'h' ? 0 : 2;
+        }
+    }
+    if (factor < 2 || minb < 4 || maxb < minb || iters < 1 || repeats < 1) {
+        if (rank == 0) fprintf(stderr, "need -f >= 2, -b >= 4, -e >= -b, -n >= 1, -R >= 1\n");
+        MPI_Finalize();
+        return 2;
+    }
+    long long maxcount = maxb / 4;
+    float *send = aligned_alloc(4096, ((maxcount * 4 + 4095) / 4096 + 1) * 4096);
+    float *recv = aligned_alloc(4096, ((maxcount * 4 + 4095) / 4096 + 1) * 4096);
+    if (!send || !recv) { fprintf(stderr, "rank %d: out of memory\n", rank); MPI_Abort(MPI_COMM_WORLD, 3); }
+    FILE *out = NULL;
+    if (rank == 0) {
+        int major, minor;
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_version(&major, &minor);
+        MPI_Get_library_version(lib, &len);
+        char *nl = strchr(lib, '\n');
+        if (nl) *nl = '\0';
+        printf("# mpi_allreduce_bench: MPI_Allreduce, %d ranks, %s\n", n, lib);
+        printf("# minBytes %lld maxBytes %lld step: %d(factor) warmup iters: %d iters: %d validation: %d"
+               " best of: %d\n", minb, maxb, factor, warm, iters, check, repeats);
+        printf("#\n# %58s %32s\n", "out-of-place", "in-place");
+        printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count", "type",
+               "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+        if (csv) {
+            out = fopen(csv, "w");
+            if (!out) { perror(csv); MPI_Abort(MPI_COMM_WORLD, 3); }
+            fprintf(out, "system,collective,ranks,transport,dtype,op,size_bytes,count,placement,iters,time_us,"
+                         "algbw_gbs,busbw_gbs,wrong,algo\n");
+        }
+    }
+    double busbw_sum = 0;
+    int busbw_n = 0;
+    long long wrong_total = 0;
+    double bus_factor = 2.0 * (n - 1) / n;
+    for (long long bytes = minb; bytes <= maxb; bytes *= factor) {
+        long long count = bytes / 4;
+        int it = iters_at(iters, bytes, max_iter_bytes);
+        int wu = warm == 0 ? 0 : iters_at(warm, bytes, max_iter_bytes);
+        double sec[2];
+        long long wrong[2];
+        for (int p = first; p <= last; p++) sec[p] = measure(send, recv, count, p, wu, it, repeats, check, &wrong[p]);
+        if (rank == 0) {
+            printf("%12lld  %12lld  %8s  %6s  %6d", count * 4, count, "float", "sum", -1);
+            for (int p = 0; p < 2; p++) {
+                if (p < first || p > last) {
+                    printf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+                    continue;
+                }
+                double alg = count * 4.0 / sec[p] / 1e9, bus = alg * bus_factor;
+                char tb[32], wb[32];
+                if (wrong[p] < 0) strcpy(wb, "N/A"); else sprintf(wb, "%lld", wrong[p]);
+                printf("  %7s  %6.2f  %6.2f  %6s", time_fmt(sec[p] * 1e6, tb), alg, bus, wb);
+                busbw_sum += bus;
+                busbw_n++;
+                if (wrong[p] > 0) wrong_total += wrong[p];
+                if (out)
+                    fprintf(out, "openmpi,allreduce,%d,default,float,sum,%lld,%lld,%s,%d,%.3f,%.6f,%.6f,%lld,default\n",
+                            n, count * 4, count, p ? "in" : "out", it, sec[p] * 1e6, alg, bus, wrong[p]);
+            }
+            printf("\n");
+            fflush(stdout);
+            if (out) fflush(out);
+        }
+    }
+    if (rank == 0) {
+        printf("# Out of bounds values : %lld %s\n", wrong_total, check ? (wrong_total ? "FAILED" : "OK") : "(unchecked)");
+        printf("# Avg bus bandwidth    : %.4f\n#\n", busbw_n ? busbw_sum / busbw_n : 0);
+        if (out) fclose(out);
+    }
+    free(send);
+    free(recv);
+    MPI_Finalize();
+    return wrong_total ? 1 : 0;
+}

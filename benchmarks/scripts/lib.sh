@@ -1,0 +1,40 @@
+# Shared by the benchmark scripts (sourced, not run). Sets: root, target, jdk, results, raw.
+# RDMA4J_TARGET picks the build folder (as bin/rdma4j and -Drdma4j.target do); default target.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+target=${RDMA4J_TARGET:-target}
+results="$root/benchmarks/results"
+raw="$results/raw"
+
+jdk=$(RDMA4J_NEED_JDK_HOME=1 bash "$root/.mvn/check-jdk.sh" 22)
+# the launcher that runs the tools (and builds the project first when sources changed)
+rdma4j="${RDMA4J_LAUNCHER:-$root/bin/rdma4j}"
+
+# Runs a main class of the benchmarks module on the project's class path (after bin/rdma4j built it).
+bench_java() {
+  "$jdk/bin/java" --enable-native-access=ALL-UNNAMED -Djava.awt.headless=true \
+    -cp "$root/benchmarks/$target/classes:$root/benchmarks/$target/lib/*" "$@"
+}
+
+# Makes sure mpicc/mpirun exist, with the one line that says how to get them.
+need_mpi() {
+  if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+    echo "$(basename "$0"): needs Open MPI's mpicc and mpirun: apt-get install openmpi-bin libopenmpi-dev" >&2
+    exit 2
+  fi
+}
+
+# Compiles benchmarks/c/$1.c into the build folder (when newer) and prints the binary's path.
+build_c() {
+  local src="$root/benchmarks/c/$1.c" bin="$root/benchmarks/$target/c/$1"
+  mkdir -p "$(dirname "$bin")"
+  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    mpicc -O2 -Wall -o "$bin" "$src" >&2
+  fi
+  echo "$bin"
+}
+
+# mpirun as root inside containers, more ranks than cores allowed, no InfiniBand probing noise.
+run_mpi() {
+  local np=$1; shift
+  mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" --mca btl self,vader,tcp "$@"
+}

@@ -1,0 +1,16 @@
+package io.rdma4j.bench;
+
+import io.rdma4j.bench.coll.BenchCollective;
+
+/** {@code bin/rdma4j allreduce-perf}: nccl-tests' all_reduce_perf on rdma4j (see {@link PerfOptions#usage}). */
+public final class AllReducePerf {
+    private AllReducePerf() {
+    }
+
+    public static void main(String[] args) {
+        int status = new PerfTool("allreduce-perf", BenchCollective.named("allreduce"), AllReducePerf.class)
+                .run(args, System.getenv(), System.out, System.err);
+        System.out.flush();
+        System.exit(status);
+    }
+}

@@ -1,0 +1,252 @@
+package io.rdma4j.bench;
+
+import io.rdma4j.bench.check.ElementCodec;
+import io.rdma4j.bench.check.TestPattern;
+import io.rdma4j.bench.coll.BenchCollective;
+import io.rdma4j.bench.coll.Slots;
+import io.rdma4j.collectives.Communicator;
+import io.rdma4j.collectives.DataType;
+import io.rdma4j.collectives.ReduceOp;
+
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The measurement loop shared by every collective, as nccl-tests runs it on each rank: per size
+ * and placement, an untimed checked run (with {@code -c 1}; it also warms up), warm-ups, a
+ * barrier, then {@code -n} back-to-back calls timed together; the per-iteration time is
+ * averaged over the ranks and the wrong-element counts are summed. With {@code --repeats R}
+ * the timed block runs R times and the best rank-averaged time counts (robust against a
+ * shared machine's scheduling hiccups; nccl-tests' behaviour is R = 1). Rank 0 prints.
+ */
+public final class CollectiveBenchmark {
+    private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE;
+
+    private final Communicator comm;
+    private final PerfOptions o;
+    private final BenchCollective coll;
+    private final String tool;
+    private final PrintStream out;
+    private final PrintStream err;
+
+    public CollectiveBenchmark(Communicator comm, PerfOptions options, String tool, PrintStream out, PrintStream err) {
+        this.comm = comm;
+        this.o = options;
+        this.coll = options.collective;
+        this.tool = tool;
+        this.out = out;
+        this.err = err;
+    }
+
+    /** Runs every size; returns the number of wrong elements over all ranks (the same on every rank; 0 unchecked). */
+    public long run() {
+        int n = comm.size();
+        int rank = comm.rank();
+        if (coll.rooted() && o.root >= n) {
+            throw new IllegalArgumentException("root " + o.root + " is not a rank of this job of " + n);
+        }
+        DataType type = o.type;
+        int es = type.byteSize();
+        List<Long> sizes = o.sizes();
+        long maxCount = 0;
+        for (long s : sizes) {
+            maxCount = Math.max(maxCount, coll.count(s, es, n));
+        }
+        boolean print = rank == 0;
+        ResultTable table = new ResultTable(out);
+        Progress progress = new Progress(err, tool, sizes.size());
+        String transport = comm.provider();
+        try (Arena arena = Arena.ofShared();
+             CsvResults csv = print && o.csv != null
+                     ? new CsvResults(o.csv, "rdma4j", coll.name(), n, transport) : null) {
+            MemorySegment sendBuf = arena.allocate(Math.max(64, coll.sendElements(maxCount, n) * es), 4096);
+            MemorySegment recvBuf = arena.allocate(Math.max(64, coll.recvElements(maxCount, n) * es), 4096);
+            MemorySegment stats = arena.allocate(16, 8);
+            printHeader(print, arena, sizes, transport);
+            if (print) {
+                table.header();
+            }
+            TestPattern pattern = new TestPattern(type, coll.reduces() ? o.op : null);
+            jitWarmup(sizes, sendBuf, recvBuf);
+            long wrong = 0;
+            for (int i = 0; i < sizes.size(); i++) {
+                long bytes = sizes.get(i);
+                if (print) {
+                    progress.starting(i, bytes);
+                }
+                long count = coll.count(bytes, es, n);
+                Measurement outOfPlace = o.runsOutOfPlace()
+                        ? measure(coll.slots(sendBuf, recvBuf, count, es, rank, n, false), count, bytes, pattern, stats,
+                        "out-of-place") : null;
+                Measurement inPlace = o.runsInPlace()
+                        ? measure(coll.slots(sendBuf, recvBuf, count, es, rank, n, true), count, bytes, pattern, stats,
+                        "in-place") : null;
+                wrong += wrongOf(outOfPlace) + wrongOf(inPlace);
+                if (print) {
+                    ResultRow row = new ResultRow(coll.printedBytes(count, es, n), count, PerfOptions.typeName(type),
+                            coll.reduces() ? o.op.name().toLowerCase(Locale.ROOT) : "none", coll.rooted() ? o.root : -1,
+                            outOfPlace, inPlace, algorithm(count * es));
+                    table.row(row);
+                    if (csv != null) {
+                        csv.row(row);
+                    }
+                }
+            }
+            if (print) {
+                table.footer();
+            }
+            return wrong;
+        }
+    }
+
+    /**
+     * A JVM needs its code compiled before it is timed, which nccl-tests' few warm-ups per size
+     * do not give the first (small) sizes: run every size up to {@link PerfOptions#JIT_WARMUP_MAX_BYTES}
+     * a few rounds first, so that every algorithm the policy picks there is compiled. A fixed
+     * count, not a duration: every rank must make the same calls.
+     */
+    private void jitWarmup(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf) {
+        int n = comm.size();
+        int es = o.type.byteSize();
+        for (int round = 0; round < o.jitWarmupRounds; round++) {
+            for (long bytes : sizes) {
+                if (bytes > PerfOptions.JIT_WARMUP_MAX_BYTES) {
+                    break;
+                }
+                long count = coll.count(bytes, es, n);
+                Slots s = coll.slots(sendBuf, recvBuf, count, es, comm.rank(), n, !o.runsOutOfPlace());
+                coll.run(comm, s, count, o.type, o.op, o.root);
+            }
+        }
+    }
+
+    private static long wrongOf(Measurement m) {
+        return m == null ? 0 : Math.max(0, m.wrong());
+    }
+
+    private Measurement measure(Slots s, long count, long bytes, TestPattern pattern, MemorySegment stats,
+                                String placement) {
+        DataType type = o.type;
+        ReduceOp op = o.op;
+        int root = o.root;
+        long wrong = Measurement.NOT_CHECKED;
+        if (o.check) {
+            fill(s, count, pattern);
+            coll.run(comm, s, count, type, op, root);
+            wrong = verify(s, count, pattern, bytes, placement);
+        } else {
+            fillInput(s, count, pattern);
+        }
+        int warmups = o.warmupsAt(bytes);
+        for (int w = 0; w < warmups; w++) {
+            coll.run(comm, s, count, type, op, root);
+        }
+        int iters = o.iterationsAt(bytes);
+        double best = Double.MAX_VALUE;
+        for (int rep = 0; rep < o.repeats; rep++) {
+            comm.barrier();
+            long t0 = System.nanoTime();
+            for (int it = 0; it < iters; it++) {
+                coll.run(comm, s, count, type, op, root);
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9 / iters;
+            // nccl-tests' default: the time averaged over the ranks (the same on every rank
+            // afterwards, so every rank keeps the same best); wrong elements summed
+            stats.set(F64, 0, seconds);
+            stats.set(F64, 8, Math.max(0, wrong));
+            comm.allReduce(stats, stats, 2, DataType.F64, ReduceOp.SUM);
+            best = Math.min(best, stats.get(F64, 0));
+        }
+        int n = comm.size();
+        long totalWrong = wrong == Measurement.NOT_CHECKED ? wrong : (long) stats.get(F64, 8);
+        return Measurement.of(best / n, coll.algBytes(count, type.byteSize(), n), coll.busFactor(n),
+                totalWrong, iters);
+    }
+
+    /** Sentinel everywhere in the output, then this rank's input: unwritten outputs show up as wrong. */
+    private void fill(Slots s, long count, TestPattern pattern) {
+        long outElems = s.recv().byteSize() / o.type.byteSize();
+        for (long j = 0; j < outElems; j++) {
+            ElementCodec.put(s.recv(), o.type, j, TestPattern.SENTINEL);
+        }
+        fillInput(s, count, pattern);
+    }
+
+    private void fillInput(Slots s, long count, TestPattern pattern) {
+        int rank = comm.rank();
+        if (!coll.contributes(rank, o.root)) {
+            return;
+        }
+        long inElems = s.send().byteSize() / o.type.byteSize();
+        for (long j = 0; j < inElems; j++) {
+            ElementCodec.put(s.send(), o.type, j, pattern.input(rank, j));
+        }
+    }
+
+    private long verify(Slots s, long count, TestPattern pattern, long bytes, String placement) {
+        int rank = comm.rank();
+        int n = comm.size();
+        long elems = coll.checkedElements(count, n);
+        long wrong = 0;
+        long first = -1;
+        double firstGot = 0;
+        double firstWant = 0;
+        for (long j = 0; j < elems; j++) {
+            double got = ElementCodec.get(s.recv(), o.type, j);
+            double want = coll.expected(pattern, rank, n, o.root, count, j);
+            if (!pattern.matches(got, want)) {
+                if (wrong++ == 0) {
+                    first = j;
+                    firstGot = got;
+                    firstWant = want;
+                }
+            }
+        }
+        if (wrong > 0) {
+            err.printf("%s: rank %d, %s %d B %s: %d wrong elements, first at index %d: %s, expected %s%n", tool, rank,
+                    coll.name(), bytes, placement, wrong, first, firstGot, firstWant);
+        }
+        return wrong;
+    }
+
+    private String algorithm(long bytes) {
+        return coll.name().equals("allreduce") ? comm.algorithmFor(bytes).envName() : "-";
+    }
+
+    private void printHeader(boolean print, Arena arena, List<Long> sizes, String transport) {
+        int n = comm.size();
+        // every rank's pid and host, for the "Using ranks" block
+        MemorySegment mine = arena.allocate(16, 8);
+        MemorySegment all = arena.allocate(16L * n, 8);
+        mine.set(ValueLayout.JAVA_LONG, 0, ProcessHandle.current().pid());
+        mine.set(ValueLayout.JAVA_LONG, 8, comm.topology().hostOf(comm.rank()));
+        comm.allGather(mine, all, 2, DataType.I64);
+        if (!print) {
+            return;
+        }
+        out.printf("# %s: %s, %d ranks, transport %s, algorithm %s%n", tool, coll.name(), n, transport,
+                coll.name().equals("allreduce") ? (o.algorithm == null ? "auto (policy)" : o.algorithm.envName()) : "-");
+        out.printf("# minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d%s validation: %d placement: %s%n",
+                sizes.getFirst(), sizes.getLast(),
+                o.factor > 1 ? fmtFactor(o.factor) + "(factor)" : o.stepBytes + "(bytes)", o.warmups, o.iterations,
+                o.maxIterBytes > 0 ? " (fewer where iters x size > " + ByteSizes.format(o.maxIterBytes) + ")" : "",
+                o.check ? 1 : 0, o.placement.name().toLowerCase(Locale.ROOT));
+        if (o.repeats > 1) {
+            out.printf("# best of %d timed blocks per size%n", o.repeats);
+        }
+        out.println("#");
+        out.println("# Using ranks");
+        for (int r = 0; r < n; r++) {
+            out.printf("#  Rank %2d Pid %7d on host %d%n", r, all.get(ValueLayout.JAVA_LONG, 16L * r),
+                    all.get(ValueLayout.JAVA_LONG, 16L * r + 8));
+        }
+    }
+
+    private static String fmtFactor(double f) {
+        return f == Math.rint(f) ? Long.toString((long) f) : Double.toString(f);
+    }
+}

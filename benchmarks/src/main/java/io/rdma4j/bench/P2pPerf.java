@@ -1,0 +1,225 @@
+package io.rdma4j.bench;
+
+import io.rdma4j.bench.launch.ExitStatus;
+import io.rdma4j.bench.launch.LocalJob;
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.Transport;
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.Transports;
+import io.rdma4j.transport.bootstrap.Store;
+import io.rdma4j.transport.bootstrap.TcpStore;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code bin/rdma4j p2p-perf}: point-to-point latency and bandwidth of one transport provider
+ * between two ranks (separate JVMs), measured as the OSU micro-benchmarks measure MPI (and as
+ * our {@code benchmarks/c/osu_style_pt2pt.c} does, with the same CSV columns): latency is half a
+ * ping-pong round trip; bandwidth is a window of W two-sided sends answered by one small ack.
+ * The buffers are registered with the transport once, as a training job's would be.
+ */
+public final class P2pPerf {
+    private static final String TOOL = "p2p-perf";
+    private static final int TAG_PING = 1;
+    private static final int TAG_DATA = 2;
+    private static final int TAG_ACK = 3;
+
+    private long minBytes = 1;
+    private long maxBytes = 4L << 20;
+    private double factor = 2;
+    private int window = 64;
+    private int smallIters = 10000;
+    private int largeIters = 200;
+    private String transport = "shm";
+    private Path csv;
+    private final List<String> forwarded = new ArrayList<>();
+
+    public static void main(String[] args) {
+        System.exit(new P2pPerf().run(args, System.getenv(), System.out, System.err));
+    }
+
+    private static final String USAGE = "usage: bin/rdma4j p2p-perf [-b min] [-e max] [-f factor] [-W window] "
+            + "[-n iters<=8K] [-N iters>8K] [-t shm|tcp] [--csv FILE]";
+
+    int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
+        if (List.of(args).contains("-h") || List.of(args).contains("--help")) {
+            out.println(USAGE);
+            return ExitStatus.OK;
+        }
+        try {
+            parse(args);
+        } catch (IllegalArgumentException e) {
+            err.println(TOOL + ": " + e.getMessage());
+            err.println(USAGE);
+            return ExitStatus.USAGE;
+        }
+        if (!PerfTool.inJob(env)) {
+            return new LocalJob(TOOL, P2pPerf.class.getName(), forwarded, 2, Map.of(), out, err).run();
+        }
+        Map<String, String> e = new HashMap<>(env);
+        e.put(TransportConfig.ENV_TRANSPORT, transport);
+        int rank = Integer.parseInt(env.get("RANK"));
+        TransportConfig config = TransportConfig.builder().fromEnvironment(e).build();
+        try (Store store = TcpStore.builder().fromEnvironment(e).build();
+             Transport t = Transports.create(config, store, rank, 2)) {
+            if (t.size() != 2) {
+                throw new IllegalArgumentException("p2p-perf needs exactly 2 ranks, the job has " + t.size());
+            }
+            measure(t, config.timeoutNanos(), out);
+            return ExitStatus.OK;
+        } catch (RuntimeException ex) {
+            err.println(TOOL + ": rank " + rank + " failed: " + ex);
+            ex.printStackTrace(err);
+            return ExitStatus.FAILED;
+        }
+    }
+
+    private void parse(String[] args) {
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("option " + a + " needs a value");
+            }
+            String v = args[++i];
+            switch (a) {
+                case "-b" -> minBytes = ByteSizes.parse(v);
+                case "-e" -> maxBytes = ByteSizes.parse(v);
+                case "-f" -> factor = number(a, v);
+                case "-W" -> window = (int) number(a, v);
+                case "-n" -> smallIters = (int) number(a, v);
+                case "-N" -> largeIters = (int) number(a, v);
+                case "-t", "--transport" -> transport = v.toLowerCase(Locale.ROOT);
+                case "--csv" -> csv = Path.of(v);
+                default -> throw new IllegalArgumentException("unknown option '" + a + "'");
+            }
+            forwarded.add(a);
+            forwarded.add(v);
+        }
+        if (!transport.equals("shm") && !transport.equals("tcp") && !transport.equals("verbs")) {
+            throw new IllegalArgumentException("unknown transport '" + transport + "' (expected shm, tcp or verbs)");
+        }
+        ByteSizes.series(minBytes, maxBytes, factor, 0);
+        if (window < 1 || window > 1024 || smallIters < 1 || largeIters < 1) {
+            throw new IllegalArgumentException("need 1 <= -W <= 1024 and positive iteration counts");
+        }
+    }
+
+    private static double number(String option, String v) {
+        try {
+            return Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("option " + option + " needs a number, got '" + v + "'");
+        }
+    }
+
+    private void measure(Transport t, long timeout, PrintStream out) {
+        int rank = t.rank();
+        int peer = 1 - rank;
+        Connection c = t.connection(peer);
+        RegisteredBuffer buf = t.allocate(Math.max(maxBytes, 8));
+        RegisteredBuffer ack = t.allocate(8);
+        long[] reqs = new long[window];
+        PrintWriter w = null;
+        try {
+            if (rank == 0) {
+                out.printf("# p2p-perf: transport %s, 2 ranks, window %d%n# %12s %14s %16s%n", t.provider(), window,
+                        "size (B)", "latency (us)", "bandwidth (GB/s)");
+                if (csv != null) {
+                    Path parent = csv.toAbsolutePath().getParent();
+                    if (parent != null) {
+                        Files.createDirectories(parent);
+                    }
+                    w = new PrintWriter(Files.newBufferedWriter(csv));
+                    w.println("system,transport,test,size_bytes,iters,value,unit");
+                }
+            }
+            for (long bytes : ByteSizes.series(minBytes, maxBytes, factor, 0)) {
+                int iters = bytes <= 8192 ? smallIters : largeIters;
+                double lat = latency(t, c, buf, bytes, iters, iters / 10 + 1, timeout);
+                int bwIters = Math.max(1, iters / 10);
+                double bw = bandwidth(t, c, buf, ack, reqs, bytes, bwIters, bwIters / 10 + 1, timeout);
+                if (rank == 0) {
+                    out.printf(Locale.ROOT, "  %12d %14.2f %16.3f%n", bytes, lat, bw);
+                    out.flush();
+                    if (w != null) {
+                        w.printf(Locale.ROOT, "rdma4j,%s,latency,%d,%d,%.4f,us%n", t.provider(), bytes, iters, lat);
+                        w.printf(Locale.ROOT, "rdma4j,%s,bandwidth,%d,%d,%.6f,GB/s%n", t.provider(), bytes, bwIters, bw);
+                        w.flush();
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + csv + ": " + e.getMessage(), e);
+        } finally {
+            if (w != null) {
+                w.close();
+            }
+        }
+    }
+
+    /** Half the round trip of a ping-pong, in microseconds. */
+    private static double latency(Transport t, Connection c, RegisteredBuffer buf, long bytes, int iters, int skip,
+                                  long timeout) {
+        boolean pinger = t.rank() == 0;
+        long t0 = 0;
+        for (int i = 0; i < iters + skip; i++) {
+            if (i == skip) {
+                t0 = System.nanoTime();
+            }
+            if (pinger) {
+                long s = c.isend(buf, 0, bytes, TAG_PING);
+                long r = c.irecv(buf, 0, bytes, TAG_PING);
+                t.await(s, timeout);
+                t.await(r, timeout);
+            } else {
+                t.await(c.irecv(buf, 0, bytes, TAG_PING), timeout);
+                t.await(c.isend(buf, 0, bytes, TAG_PING), timeout);
+            }
+        }
+        return (System.nanoTime() - t0) / 1e3 / (2.0 * iters);
+    }
+
+    /** Bytes per second (in GB/s) of windows of {@code reqs.length} sends, each window acknowledged. */
+    private static double bandwidth(Transport t, Connection c, RegisteredBuffer buf, RegisteredBuffer ack,
+                                    long[] reqs, long bytes, int iters, int skip, long timeout) {
+        boolean sender = t.rank() == 0;
+        int window = reqs.length;
+        long t0 = 0;
+        for (int i = 0; i < iters + skip; i++) {
+            if (i == skip) {
+                t0 = System.nanoTime();
+            }
+            if (sender) {
+                long a = c.irecv(ack, 0, 4, TAG_ACK);
+                for (int k = 0; k < window; k++) {
+                    reqs[k] = c.isend(buf, 0, bytes, TAG_DATA);
+                }
+                for (int k = 0; k < window; k++) {
+                    t.await(reqs[k], timeout);
+                }
+                t.await(a, timeout);
+            } else {
+                for (int k = 0; k < window; k++) {
+                    reqs[k] = c.irecv(buf, 0, bytes, TAG_DATA);
+                }
+                for (int k = 0; k < window; k++) {
+                    t.await(reqs[k], timeout);
+                }
+                t.await(c.isend(ack, 0, 4, TAG_ACK), timeout);
+            }
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        return (double) bytes * window * iters / seconds / 1e9;
+    }
+}

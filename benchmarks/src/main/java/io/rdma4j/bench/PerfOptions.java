@@ -1,0 +1,289 @@
+package io.rdma4j.bench;
+
+import io.rdma4j.bench.coll.BenchCollective;
+import io.rdma4j.collectives.Algorithm;
+import io.rdma4j.collectives.DataType;
+import io.rdma4j.collectives.ReduceOp;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The command line of allreduce-perf / collective-perf, in nccl-tests' terms where nccl-tests
+ * has one (except {@code -a}, which here picks the algorithm; nccl-tests' {@code -a} chooses
+ * how per-rank times are combined, and this tool always averages them, nccl-tests' default).
+ */
+public final class PerfOptions {
+    public enum Placement { OUT, IN, BOTH }
+
+    public BenchCollective collective;
+    public long minBytes = 32L << 20;
+    public long maxBytes = 32L << 20;
+    public double factor = 1;
+    public long stepBytes = 1L << 20;
+    public int iterations = 20;
+    public int warmups = 5;
+    /** Timed blocks per measurement; the best counts. */
+    public int repeats = 1;
+    public boolean check = true;
+    public DataType type = DataType.F32;
+    public ReduceOp op = ReduceOp.SUM;
+    public int root;
+    /** null: the policy decides. */
+    public Algorithm algorithm;
+    /** tcp, shm, auto; null: RDMA4J_TRANSPORT or auto. */
+    public String transport;
+    /** Local ranks to launch; 0: join the job described by the environment. */
+    public int ranks;
+    public Placement placement = Placement.BOTH;
+    /** 0: no cap; else fewer iterations at sizes where iterations * size would exceed it. */
+    public long maxIterBytes;
+    public Path csv;
+    /** Rounds over the small sizes before the table, so the JIT has compiled what is timed. */
+    public int jitWarmupRounds = 100;
+    public static final long JIT_WARMUP_MAX_BYTES = 256 << 10;
+    public boolean help;
+    /** The arguments as given, minus --ranks, for launched ranks. */
+    public List<String> forwarded = new ArrayList<>();
+
+    /**
+     * Parses {@code args}. {@code fixed} is the collective of the tool (allreduce-perf), or null
+     * when {@code --op-kind} chooses it (collective-perf).
+     */
+    public static PerfOptions parse(String[] args, BenchCollective fixed) {
+        PerfOptions o = new PerfOptions();
+        o.collective = fixed;
+        boolean factorGiven = false;
+        boolean stepGiven = false;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            String name = a;
+            String inline = null;
+            int eq = a.indexOf('=');
+            if (a.startsWith("--") && eq > 0) {
+                name = a.substring(0, eq);
+                inline = a.substring(eq + 1);
+            } else if (a.length() > 2 && a.charAt(0) == '-' && a.charAt(1) != '-') {
+                name = a.substring(0, 2); // nccl-tests also accepts -b8
+                inline = a.substring(2);
+            }
+            if (name.equals("-h") || name.equals("--help")) {
+                o.help = true;
+                continue;
+            }
+            String v = inline;
+            int consumed = 0;
+            if (v == null) {
+                if (i + 1 >= args.length) {
+                    throw new IllegalArgumentException("option " + name + " needs a value");
+                }
+                v = args[i + 1];
+                consumed = 1;
+            }
+            boolean forward = true;
+            switch (name) {
+                case "-b", "--minbytes" -> o.minBytes = ByteSizes.parse(v);
+                case "-e", "--maxbytes" -> o.maxBytes = ByteSizes.parse(v);
+                case "-f", "--stepfactor" -> {
+                    o.factor = parseDouble(name, v);
+                    factorGiven = true;
+                }
+                case "-i", "--stepbytes" -> {
+                    o.stepBytes = ByteSizes.parse(v);
+                    stepGiven = true;
+                }
+                case "-n", "--iters" -> o.iterations = parseInt(name, v, 1);
+                case "-w", "--warmup_iters", "--warmups" -> o.warmups = parseInt(name, v, 0);
+                case "-c", "--check" -> o.check = parseInt(name, v, 0) != 0;
+                case "-d", "--datatype" -> o.type = parseType(v);
+                case "-o", "--op" -> o.op = parseOp(v);
+                case "-r", "--root" -> o.root = parseInt(name, v, 0);
+                case "-a", "--algo" -> o.algorithm = v.equalsIgnoreCase("auto") ? null : Algorithm.parse(v);
+                case "-t", "--transport" -> o.transport = parseTransport(v);
+                case "-p", "--placement" -> o.placement = parsePlacement(v);
+                case "--max-iter-bytes" -> o.maxIterBytes = ByteSizes.parse(v);
+                case "-R", "--repeats" -> o.repeats = parseInt(name, v, 1);
+                case "--csv" -> o.csv = Path.of(v);
+                case "--jit-warmup" -> o.jitWarmupRounds = parseInt(name, v, 0);
+                case "--op-kind", "--collective" -> {
+                    BenchCollective c = BenchCollective.named(v);
+                    if (fixed != null && !c.name().equals(fixed.name())) {
+                        throw new IllegalArgumentException("this tool measures " + fixed.name() + "; use collective-perf for "
+                                + c.name());
+                    }
+                    o.collective = c;
+                }
+                case "--ranks" -> {
+                    o.ranks = parseInt(name, v, 1);
+                    forward = false;
+                }
+                default -> throw new IllegalArgumentException("unknown option '" + a + "' (see --help)");
+            }
+            if (forward) {
+                o.forwarded.add(a);
+                if (consumed == 1) {
+                    o.forwarded.add(v);
+                }
+            }
+            i += consumed;
+        }
+        if (o.help) {
+            return o;
+        }
+        if (o.collective == null) {
+            throw new IllegalArgumentException("choose a collective with --op-kind allreduce|reducescatter|allgather|broadcast");
+        }
+        if (!factorGiven && !stepGiven && o.maxBytes > o.minBytes) {
+            o.factor = 2; // a range without a step: nccl-tests users mostly mean doubling
+        }
+        if (factorGiven && o.factor <= 1 && !stepGiven) {
+            throw new IllegalArgumentException("-f must be > 1 (or give -i with -f 1 for a linear step)");
+        }
+        o.sizes(); // validates the range
+        if (o.root < 0) {
+            throw new IllegalArgumentException("root must be >= 0, got " + o.root);
+        }
+        return o;
+    }
+
+    /** The sizes to visit, in bytes. */
+    public List<Long> sizes() {
+        return ByteSizes.series(minBytes, maxBytes, factor, stepBytes);
+    }
+
+    /** Timed iterations at {@code bytes}: {@code -n}, lowered to fit {@code --max-iter-bytes} (at least 1). */
+    public int iterationsAt(long bytes) {
+        return capped(iterations, bytes, 1);
+    }
+
+    /** Warm-up iterations at {@code bytes}: {@code -w}, lowered like the timed ones (at least 1 if any). */
+    public int warmupsAt(long bytes) {
+        return warmups == 0 ? 0 : capped(warmups, bytes, 1);
+    }
+
+    private int capped(int n, long bytes, int floor) {
+        if (maxIterBytes <= 0 || bytes == 0 || (long) n * bytes <= maxIterBytes) {
+            return n;
+        }
+        return (int) Math.max(floor, maxIterBytes / bytes);
+    }
+
+    public boolean runsOutOfPlace() {
+        return placement != Placement.IN && collective.hasOutOfPlace();
+    }
+
+    public boolean runsInPlace() {
+        return placement != Placement.OUT || !collective.hasOutOfPlace();
+    }
+
+    /** nccl-tests' name of a data type. */
+    public static String typeName(DataType t) {
+        return switch (t) {
+            case F32 -> "float";
+            case F64 -> "double";
+            case F16 -> "half";
+            case BF16 -> "bfloat16";
+            case I32 -> "int32";
+            case I64 -> "int64";
+            case U8 -> "uint8";
+        };
+    }
+
+    public static DataType parseType(String v) {
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "float", "f32", "float32", "fp32" -> DataType.F32;
+            case "double", "f64", "float64", "fp64" -> DataType.F64;
+            case "half", "f16", "float16", "fp16" -> DataType.F16;
+            case "bfloat16", "bf16" -> DataType.BF16;
+            case "int32", "i32", "int" -> DataType.I32;
+            case "int64", "i64" -> DataType.I64;
+            case "uint8", "u8" -> DataType.U8;
+            default -> throw new IllegalArgumentException("unknown data type '" + v
+                    + "' (expected float, double, half, bfloat16, int32, int64, uint8)");
+        };
+    }
+
+    public static ReduceOp parseOp(String v) {
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "sum" -> ReduceOp.SUM;
+            case "prod" -> ReduceOp.PROD;
+            case "min" -> ReduceOp.MIN;
+            case "max" -> ReduceOp.MAX;
+            case "avg" -> ReduceOp.AVG;
+            default -> throw new IllegalArgumentException("unknown reduce op '" + v + "' (expected sum, prod, min, max, avg)");
+        };
+    }
+
+    private static String parseTransport(String v) {
+        String t = v.trim().toLowerCase(Locale.ROOT);
+        if (!t.equals("shm") && !t.equals("tcp") && !t.equals("auto") && !t.equals("verbs")) {
+            throw new IllegalArgumentException("unknown transport '" + v + "' (expected shm, tcp, verbs or auto)");
+        }
+        return t;
+    }
+
+    private static Placement parsePlacement(String v) {
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "out", "out-of-place" -> Placement.OUT;
+            case "in", "in-place" -> Placement.IN;
+            case "both" -> Placement.BOTH;
+            default -> throw new IllegalArgumentException("unknown placement '" + v + "' (expected out, in or both)");
+        };
+    }
+
+    private static int parseInt(String option, String v, int min) {
+        int n;
+        try {
+            n = Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("option " + option + " needs an integer, got '" + v + "'");
+        }
+        if (n < min) {
+            throw new IllegalArgumentException("option " + option + " must be >= " + min + ", got " + n);
+        }
+        return n;
+    }
+
+    private static double parseDouble(String option, String v) {
+        try {
+            return Double.parseDouble(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("option " + option + " needs a number, got '" + v + "'");
+        }
+    }
+
+    /** The --help text. */
+    public static String usage(String tool, boolean chooseCollective) {
+        return """
+                usage: bin/rdma4j %s [options]
+                  nccl-tests style benchmark of %s over N ranks (separate JVM processes).
+                %s  -b, --minbytes SIZE     smallest size (K/M/G suffixes; default 32M)
+                  -e, --maxbytes SIZE     largest size (default 32M)
+                  -f, --stepfactor F      multiply the size by F (default 2 when -b < -e)
+                  -i, --stepbytes SIZE    add SIZE instead (with -f 1)
+                  -n, --iters N           timed iterations per size (default 20)
+                  -w, --warmup_iters N    warm-up iterations per size (default 5)
+                  -c, --check 0|1         check the results against a reference (default 1)
+                  -d, --datatype T        float double half bfloat16 int32 int64 uint8 (default float)
+                  -o, --op OP             sum prod min max avg (default sum)
+                  -r, --root R            root of broadcast (default 0)
+                  -a, --algo A            allreduce algorithm: ring tree rhd twohop auto (default auto;
+                                          sets RDMA4J_ALGO)
+                  -t, --transport T       shm tcp auto (default: RDMA4J_TRANSPORT, else auto)
+                  -p, --placement P       out, in or both (default both: out-of-place and in-place columns)
+                  --ranks N               launch N local ranks as separate JVMs (default 2 when the
+                                          environment names no job); without it, and with RANK and
+                                          WORLD_SIZE (plus MASTER_ADDR, MASTER_PORT, RDMA4J_JOB_TOKEN)
+                                          set, this process joins that job as one rank
+                  --max-iter-bytes SIZE   fewer iterations where iterations x size exceeds SIZE
+                  -R, --repeats N         time N blocks of iterations, report the best (default 1)
+                  --csv FILE              also write the results as CSV (rank 0)
+                  --jit-warmup N          rounds over the sizes up to 256K before the table, so
+                                          the JIT has compiled what is timed (default 100; 0: none)
+                exit status: 0 ok, 1 wrong results, 2 bad usage, 3 a rank failed
+                """.formatted(tool, chooseCollective ? "a collective" : "allreduce",
+                chooseCollective ? "  --op-kind K             allreduce reducescatter allgather broadcast (required)\n" : "");
+    }
+}

@@ -1,0 +1,101 @@
+package io.rdma4j.bench.check;
+
+import io.rdma4j.collectives.DataType;
+import io.rdma4j.collectives.ReduceOp;
+
+/**
+ * The data each rank contributes and the result a collective must produce, as nccl-tests'
+ * check does: inputs are small integers chosen per operator so that every intermediate result
+ * is exact in every data type (bf16 included, up to 40 ranks), the output varies with the
+ * element index (a misplaced chunk is caught) and with every rank's contribution (a missing
+ * one is caught). The reference is computed here in double/long arithmetic, independently of
+ * the library's kernels, and then stored as the data type would store it.
+ */
+public final class TestPattern {
+    /** Prefilled into outputs so that an element no rank wrote is caught; no input has this value. */
+    public static final double SENTINEL = 200;
+
+    private final DataType type;
+    private final ReduceOp op;
+
+    /** @param op the reduction, or null for data movement (allgather, broadcast) */
+    public TestPattern(DataType type, ReduceOp op) {
+        this.type = type;
+        this.op = op;
+    }
+
+    public DataType type() {
+        return type;
+    }
+
+    /** What {@code rank} contributes at element {@code index}. */
+    public double input(int rank, long index) {
+        if (op == null) {
+            return spread(rank, index);
+        }
+        return switch (op) {
+            // index mod 5 (5 divides no power of two, so chunk shifts show) plus a per-rank term
+            case SUM, AVG -> 1 + index % 5 + (rank & 1);
+            // a 2 where rank and index agree mod 5: the product counts those ranks
+            case PROD -> index % 5 == rank % 5 ? 2 : 1;
+            case MIN, MAX -> spread(rank, index);
+        };
+    }
+
+    private static double spread(int rank, long index) {
+        return (index * 7 + rank * 13L) % 97 + 1;
+    }
+
+    /** The reduction of all {@code ranks}' inputs at {@code index}, as stored in the data type. */
+    public double reduced(int ranks, long index) {
+        if (op == null) {
+            throw new IllegalStateException("no reduction for a data-movement pattern");
+        }
+        if (type.isFloatingPoint()) {
+            double acc = input(0, index);
+            for (int r = 1; r < ranks; r++) {
+                acc = combine(acc, input(r, index));
+            }
+            return ElementCodec.quantize(type, op == ReduceOp.AVG ? acc / ranks : acc);
+        }
+        // integer types wrap, so compute modulo 2^64 and let quantize wrap to the type's width
+        long acc = (long) input(0, index);
+        for (int r = 1; r < ranks; r++) {
+            long v = (long) input(r, index);
+            acc = switch (op) {
+                case SUM, AVG -> acc + v;
+                case PROD -> acc * v;
+                case MIN -> Math.min(acc, v);
+                case MAX -> Math.max(acc, v);
+            };
+        }
+        if (op == ReduceOp.AVG) {
+            acc = (long) ElementCodec.quantize(type, acc) / ranks;
+        }
+        return ElementCodec.quantize(type, acc);
+    }
+
+    private double combine(double a, double b) {
+        return switch (op) {
+            case SUM, AVG -> a + b;
+            case PROD -> a * b;
+            case MIN -> Math.min(a, b);
+            case MAX -> Math.max(a, b);
+        };
+    }
+
+    /** Whether {@code got} is the expected value: exact for integers, within the type's rounding for floats. */
+    public boolean matches(double got, double expected) {
+        if (got == expected) {
+            return true;
+        }
+        double tolerance = switch (type) {
+            case F64 -> 1e-12;
+            case F32 -> 1e-6;
+            case F16 -> 2e-3;
+            case BF16 -> 1.6e-2;
+            default -> 0;
+        };
+        return Math.abs(got - expected) <= tolerance * Math.max(1, Math.abs(expected));
+    }
+}

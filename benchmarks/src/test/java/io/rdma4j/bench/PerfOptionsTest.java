@@ -1,0 +1,103 @@
+package io.rdma4j.bench;
+
+import io.rdma4j.bench.coll.BenchCollective;
+import io.rdma4j.collectives.Algorithm;
+import io.rdma4j.collectives.DataType;
+import io.rdma4j.collectives.ReduceOp;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PerfOptionsTest {
+    private static final BenchCollective AR = BenchCollective.named("allreduce");
+
+    @Test
+    void readmeCommand() {
+        PerfOptions o = PerfOptions.parse(new String[] {"--ranks", "4", "-b", "8", "-e", "64M", "-f", "4"}, AR);
+        assertEquals(4, o.ranks);
+        assertEquals(8, o.minBytes);
+        assertEquals(64L << 20, o.maxBytes);
+        assertEquals(4.0, o.factor);
+        assertEquals(8L, o.sizes().getFirst());
+        assertEquals(32L << 20, o.sizes().getLast());
+        assertEquals(12, o.sizes().size());
+        // --ranks is for the launcher only; the ranks get the rest verbatim
+        assertEquals(List.of("-b", "8", "-e", "64M", "-f", "4"), o.forwarded);
+    }
+
+    @Test
+    void everyNcclTestsOption() {
+        PerfOptions o = PerfOptions.parse(new String[] {"-b8", "-e", "1M", "-f", "2", "-n", "7", "-w", "3", "-c", "0",
+                "-d", "bfloat16", "-o", "max", "-a", "ring", "-t", "tcp", "--csv", "out.csv", "-p", "in",
+                "--max-iter-bytes", "1G", "-R", "3"}, AR);
+        assertEquals(8, o.minBytes);
+        assertEquals(1 << 20, o.maxBytes);
+        assertEquals(7, o.iterations);
+        assertEquals(3, o.warmups);
+        assertFalse(o.check);
+        assertEquals(DataType.BF16, o.type);
+        assertEquals(ReduceOp.MAX, o.op);
+        assertEquals(Algorithm.RING, o.algorithm);
+        assertEquals("tcp", o.transport);
+        assertEquals(Path.of("out.csv"), o.csv);
+        assertEquals(PerfOptions.Placement.IN, o.placement);
+        assertFalse(o.runsOutOfPlace());
+        assertTrue(o.runsInPlace());
+        assertEquals(0, o.ranks);
+        assertEquals(3, o.repeats);
+        assertEquals(1L << 30, o.maxIterBytes);
+    }
+
+    @Test
+    void longFormsWithEquals() {
+        PerfOptions o = PerfOptions.parse(new String[] {"--minbytes=1K", "--maxbytes=4K", "--datatype=half",
+                "--op=avg", "--algo=auto"}, AR);
+        assertEquals(List.of(1024L, 2048L, 4096L), o.sizes()); // no -f: doubling
+        assertEquals(DataType.F16, o.type);
+        assertEquals(ReduceOp.AVG, o.op);
+        assertNull(o.algorithm);
+    }
+
+    @Test
+    void iterationCapLowersOnlyLargeSizes() {
+        PerfOptions o = PerfOptions.parse(new String[] {"-n", "20", "-w", "5", "--max-iter-bytes", "256M"}, AR);
+        assertEquals(20, o.iterationsAt(1 << 20));       // 20 MiB in all: below the cap
+        assertEquals(8, o.iterationsAt(32L << 20));       // 256M / 32M
+        assertEquals(1, o.iterationsAt(512L << 20));      // never fewer than 1
+        assertEquals(5, o.warmupsAt(32L << 20));          // 5 x 32M fits
+        assertEquals(1, o.warmupsAt(256L << 20));
+    }
+
+    @Test
+    void collectivePerfNeedsAKindAndBroadcastHasNoOutOfPlace() {
+        assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse(new String[] {"-b", "8"}, null));
+        PerfOptions o = PerfOptions.parse(new String[] {"--op-kind", "broadcast", "-r", "1"}, null);
+        assertEquals("broadcast", o.collective.name());
+        assertEquals(1, o.root);
+        assertFalse(o.runsOutOfPlace());
+        assertTrue(o.runsInPlace());
+        assertThrows(IllegalArgumentException.class,
+                () -> PerfOptions.parse(new String[] {"--op-kind", "allgather"}, AR));
+    }
+
+    @Test
+    void badInputIsNamed() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> PerfOptions.parse(new String[] {"-d", "float8"}, AR));
+        assertTrue(e.getMessage().contains("float8"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse(new String[] {"-n"}, AR));
+        assertTrue(e.getMessage().contains("-n"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse(new String[] {"-n", "0"}, AR));
+        assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse(new String[] {"-t", "ib"}, AR));
+        assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse(new String[] {"--bogus", "1"}, AR));
+        assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse(new String[] {"-b", "1M", "-e", "8"}, AR));
+        assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse(new String[] {"-f", "1"}, AR));
+    }
+}

@@ -1,0 +1,118 @@
+package io.rdma4j.bench.check;
+
+import io.rdma4j.bench.coll.BenchCollective;
+import io.rdma4j.collectives.DataType;
+import io.rdma4j.collectives.ReduceOp;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class TestPatternTest {
+
+    @Test
+    void sumIsTheSumOfEveryRanksInput() {
+        TestPattern p = new TestPattern(DataType.F32, ReduceOp.SUM);
+        for (long i = 0; i < 20; i++) {
+            double s = 0;
+            for (int r = 0; r < 4; r++) {
+                s += p.input(r, i);
+            }
+            assertEquals(s, p.reduced(4, i));
+        }
+        // index 0: ranks contribute 1, 2, 1, 2
+        assertEquals(6, p.reduced(4, 0));
+    }
+
+    @Test
+    void resultsDependOnIndexAndOnEveryRank() {
+        for (ReduceOp op : ReduceOp.values()) {
+            for (int n : new int[] {2, 3, 4, 8}) {
+                TestPattern p = new TestPattern(DataType.F32, op);
+                boolean varies = false;
+                boolean missingRankShows = false;
+                for (long i = 0; i < 10; i++) {
+                    varies |= p.reduced(n, i) != p.reduced(n, i + 1);
+                    missingRankShows |= p.reduced(n, i) != p.reduced(n - 1, i);
+                }
+                assertTrue(varies, op + " on " + n + " ranks is constant over the index");
+                if (op != ReduceOp.MIN && op != ReduceOp.MAX) {
+                    assertTrue(missingRankShows, op + " on " + n + " ranks ignores the last rank");
+                }
+            }
+        }
+    }
+
+    @Test
+    void integerTypesWrapAndTruncateAsDocumented() {
+        // u8 product of eight 2s (index 0 on ranks 0, 5, 10, ... of 40 -> 2^8) wraps to 0
+        TestPattern u8 = new TestPattern(DataType.U8, ReduceOp.PROD);
+        assertEquals(0, u8.reduced(40, 0));
+        assertEquals(256 & 0xFF, (long) u8.reduced(40, 0));
+        // avg on integers truncates: index 0 of 3 ranks sums 1 + 2 + 1 = 4 -> 4 / 3 = 1
+        assertEquals(1, new TestPattern(DataType.I32, ReduceOp.AVG).reduced(3, 0));
+        assertEquals(4.0 / 3, new TestPattern(DataType.F64, ReduceOp.AVG).reduced(3, 0), 1e-15);
+        assertEquals((float) (4.0 / 3), new TestPattern(DataType.F32, ReduceOp.AVG).reduced(3, 0));
+    }
+
+    @Test
+    void bf16AndF16RoundToNearestEven() {
+        assertEquals(256, ElementCodec.quantize(DataType.BF16, 257)); // tie -> even mantissa
+        assertEquals(260, ElementCodec.quantize(DataType.BF16, 259));
+        assertEquals(2048, ElementCodec.quantize(DataType.F16, 2049));
+        assertEquals(2052, ElementCodec.quantize(DataType.F16, 2051));
+        assertEquals(3, ElementCodec.quantize(DataType.BF16, 3));
+    }
+
+    @Test
+    void codecRoundTripsEveryType() {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment s = a.allocate(64);
+            for (DataType t : DataType.values()) {
+                ElementCodec.put(s, t, 3, 97);
+                assertEquals(97, ElementCodec.get(s, t, 3), t.name());
+                ElementCodec.put(s, t, 2, TestPattern.SENTINEL);
+                assertEquals(TestPattern.SENTINEL, ElementCodec.get(s, t, 2), t.name());
+                assertEquals(97, ElementCodec.get(s, t, 3), t + ": writing element 2 changed element 3");
+            }
+            ElementCodec.put(s, DataType.U8, 0, 255);
+            assertEquals(255, ElementCodec.get(s, DataType.U8, 0)); // unsigned
+        }
+    }
+
+    @Test
+    void floatToleranceIsTightButIntegersAreExact() {
+        TestPattern f = new TestPattern(DataType.F32, ReduceOp.AVG);
+        assertTrue(f.matches(1.3333334f, 4.0 / 3));
+        assertFalse(f.matches(1.34, 4.0 / 3));
+        TestPattern i = new TestPattern(DataType.I32, ReduceOp.SUM);
+        assertFalse(i.matches(5, 6));
+        assertTrue(i.matches(6, 6));
+    }
+
+    @Test
+    void expectedValuesFollowEachCollectivesLayout() {
+        TestPattern sum = new TestPattern(DataType.I32, ReduceOp.SUM);
+        TestPattern raw = new TestPattern(DataType.I32, null);
+        int n = 4;
+        long count = 10;
+        // reduce-scatter: rank 2 holds block 2 of the reduction
+        assertEquals(sum.reduced(n, 2 * count + 3),
+                BenchCollective.named("reducescatter").expected(sum, 2, n, 0, count, 3));
+        // allgather: element 3*count+4 comes from rank 3's element 4
+        assertEquals(raw.input(3, 4), BenchCollective.named("allgather").expected(raw, 0, n, 0, count, 3 * count + 4));
+        // broadcast: the root's data everywhere
+        assertEquals(raw.input(1, 5), BenchCollective.named("broadcast").expected(raw, 3, n, 1, count, 5));
+        assertNotEquals(raw.input(1, 5), raw.input(3, 5));
+        for (int r = 0; r < 100; r++) {
+            for (long idx = 0; idx < 100; idx++) {
+                assertNotEquals(TestPattern.SENTINEL, raw.input(r, idx));
+            }
+        }
+    }
+}
