@@ -47,7 +47,7 @@ public abstract class TransportConformanceTest {
      * How much longer budgets that include starting JVMs get in the Soft-RoCE guest, where the
      * emulated CPU starts a JVM and binds the verbs library ten times slower than a host does.
      */
-    static final int STARTUP_SCALE = io.rdma4j.verbs.testing.SoftRoce.inGuest() ? 4 : 1;
+    static final int STARTUP_SCALE = "1".equals(System.getenv("SOFTROCE_VM")) ? 4 : 1; // as SoftRoce.inGuest(), which ranks in child JVMs cannot load
 
     protected abstract TransportConfig.Provider provider();
 
@@ -552,7 +552,14 @@ public abstract class TransportConformanceTest {
                 // Stay until every rank is done: a departing rank fails its peers' pending requests.
                 store.add("ring-done", 1);
                 while (Long.parseLong(new String(store.get("ring-done", Duration.ofSeconds(20)))) < size) {
-                    fromPrev.pollImmediate();
+                    try {
+                        fromPrev.pollImmediate(); // keeps this side's progress going for the others
+                    } catch (TransportException e) {
+                        // Only a peer that saw every rank done may have closed already.
+                        if (Long.parseLong(new String(store.get("ring-done", Duration.ofSeconds(20)))) < size) {
+                            throw e;
+                        }
+                    }
                     Thread.sleep(1);
                 }
                 System.out.println("rank " + rank + " ok");
