@@ -54,7 +54,7 @@ public interface IdleStrategy {
                 case BUSY_SPIN -> new BusySpin();
                 case YIELD -> new Yield();
                 case BACKOFF -> new Backoff(Backoff.DEFAULT_SPINS, Backoff.DEFAULT_YIELDS,
-                        Backoff.DEFAULT_MIN_PARK_NANOS, Backoff.DEFAULT_MAX_PARK_NANOS);
+                        Backoff.DEFAULT_YIELD_NANOS, Backoff.DEFAULT_MIN_PARK_NANOS, Backoff.DEFAULT_MAX_PARK_NANOS);
             };
         }
     }
@@ -86,28 +86,47 @@ public interface IdleStrategy {
     /**
      * Spins, then yields, then parks for a time that doubles up to a cap: near busy-spin latency
      * right after work, near-zero CPU when a wait drags on (e.g. a peer still computing).
+     *
+     * <p>The yield phase lasts at least {@code yieldNanos} of wall time (and at least
+     * {@code maxYields} yields), because parking is far coarser than it asks: Linux adds ~50 us of
+     * timer slack to every {@code parkNanos}, so parking after a few dozen yields (a few us) turned
+     * every shm round trip that outlasted the spins into a 50-100 us one. Yielding, unlike
+     * spinning, hands the core to a runnable peer, so ranks oversubscribing the cores (4 ranks on
+     * 2 cores) still make progress instead of livelocking.
      */
     final class Backoff implements IdleStrategy {
-        public static final int DEFAULT_SPINS = 200;
+        public static final int DEFAULT_SPINS = 10;
         public static final int DEFAULT_YIELDS = 50;
+        /** Covers a round trip of a loaded or oversubscribed host before paying the timer slack. */
+        public static final long DEFAULT_YIELD_NANOS = 1_000_000;
         public static final long DEFAULT_MIN_PARK_NANOS = 1_000;
         public static final long DEFAULT_MAX_PARK_NANOS = 1_000_000;
 
         private final int maxSpins;
         private final int maxYields;
+        private final long yieldNanos;
         private final long minParkNanos;
         private final long maxParkNanos;
         private int spins;
         private int yields;
+        private long yieldStart;
+        private boolean yieldsDone;
         private long parkNanos;
 
+        /** Count-only yield phase: parks after {@code maxSpins} spins and {@code maxYields} yields. */
         public Backoff(int maxSpins, int maxYields, long minParkNanos, long maxParkNanos) {
-            if (maxSpins < 0 || maxYields < 0 || minParkNanos < 1 || maxParkNanos < minParkNanos) {
+            this(maxSpins, maxYields, 0, minParkNanos, maxParkNanos);
+        }
+
+        public Backoff(int maxSpins, int maxYields, long yieldNanos, long minParkNanos, long maxParkNanos) {
+            if (maxSpins < 0 || maxYields < 0 || yieldNanos < 0 || minParkNanos < 1 || maxParkNanos < minParkNanos) {
                 throw new IllegalArgumentException("invalid backoff: spins=" + maxSpins + " yields="
-                        + maxYields + " park=" + minParkNanos + ".." + maxParkNanos + " ns");
+                        + maxYields + " yield time=" + yieldNanos + " ns park=" + minParkNanos + ".."
+                        + maxParkNanos + " ns");
             }
             this.maxSpins = maxSpins;
             this.maxYields = maxYields;
+            this.yieldNanos = yieldNanos;
             this.minParkNanos = minParkNanos;
             this.maxParkNanos = maxParkNanos;
             reset();
@@ -118,12 +137,23 @@ public interface IdleStrategy {
             if (spins < maxSpins) {
                 spins++;
                 Thread.onSpinWait();
-            } else if (yields < maxYields) {
-                yields++;
-                Thread.yield();
+            } else if (!yieldsDone) {
+                yieldOnce();
             } else {
                 LockSupport.parkNanos(parkNanos);
                 parkNanos = Math.min(parkNanos << 1, maxParkNanos);
+            }
+        }
+
+        private void yieldOnce() {
+            if (yields == 0 && yieldNanos > 0) {
+                yieldStart = System.nanoTime();
+            }
+            yields++;
+            Thread.yield();
+            // the clock is read only once the count is reached: nanoTime costs as much as a spin
+            if (yields >= maxYields && (yieldNanos == 0 || System.nanoTime() - yieldStart >= yieldNanos)) {
+                yieldsDone = true;
             }
         }
 
@@ -131,6 +161,7 @@ public interface IdleStrategy {
         public void reset() {
             spins = 0;
             yields = 0;
+            yieldsDone = maxYields == 0 && yieldNanos == 0;
             parkNanos = minParkNanos;
         }
 
@@ -141,7 +172,7 @@ public interface IdleStrategy {
 
         /** Whether the spin and yield phases are over, so idles now park. */
         public boolean parking() {
-            return spins >= maxSpins && yields >= maxYields;
+            return spins >= maxSpins && yieldsDone;
         }
     }
 }

@@ -3,6 +3,7 @@ package io.rdma4j.transport;
 import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.shm.ShmTransport;
 import io.rdma4j.transport.tcp.TcpTransport;
+import io.rdma4j.transport.verbs.VerbsTransport;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -60,16 +61,16 @@ public final class Transports {
     }
 
     /**
-     * Whether this process can use an RDMA device as configured. The verbs provider is not part
-     * of this build yet, so no device is usable; it answers here once it exists.
+     * Whether this process can use an RDMA device as configured: a device (RDMA4J_IB_HCA or the
+     * first), its port active, and an address to be reached at. Never throws.
      */
     static boolean verbsUsable(TransportConfig config) {
-        return false;
+        return VerbsTransport.usable(config);
     }
 
+    /** The verbs provider; without a usable device it fails with a TransportException saying what is missing. */
     private static Transport createVerbs(TransportConfig config, Store store, int rank, int size) {
-        throw new TransportException(-1, "the verbs provider is not available in this build ("
-                + TransportConfig.ENV_TRANSPORT + "=verbs); use shm or tcp");
+        return new VerbsTransport(config, store, rank, size);
     }
 
     /**

@@ -31,12 +31,28 @@ class IdleStrategyTest {
     }
 
     @Test
+    void backoffKeepsYieldingForItsYieldTimeBeforeParking() {
+        long yieldNanos = 3_000_000;
+        IdleStrategy.Backoff b = new IdleStrategy.Backoff(0, 1, yieldNanos, 1_000, 8_000);
+        long start = System.nanoTime();
+        while (!b.parking()) {
+            b.idle(0);
+        }
+        long elapsed = System.nanoTime() - start;
+        assertTrue(elapsed >= yieldNanos, "parked after " + elapsed + " ns of yielding, wanted " + yieldNanos);
+        assertEquals(1_000, b.currentParkNanos(), "no park happened during the yield phase");
+        b.reset();
+        assertFalse(b.parking());
+    }
+
+    @Test
     void kindsParseTheirConfigNames() {
         assertInstanceOf(IdleStrategy.BusySpin.class, IdleStrategy.Kind.parse("busy-spin").newInstance());
         assertInstanceOf(IdleStrategy.Yield.class, IdleStrategy.Kind.parse("YIELD").newInstance());
         assertInstanceOf(IdleStrategy.Backoff.class, IdleStrategy.Kind.parse("backoff").newInstance());
         assertThrows(IllegalArgumentException.class, () -> IdleStrategy.Kind.parse("sleep"));
         assertThrows(IllegalArgumentException.class, () -> new IdleStrategy.Backoff(1, 1, 10, 5));
+        assertThrows(IllegalArgumentException.class, () -> new IdleStrategy.Backoff(1, 1, -1, 10, 20));
     }
 
     @Test

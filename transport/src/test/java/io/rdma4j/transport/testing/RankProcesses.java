@@ -100,12 +100,14 @@ public final class RankProcesses implements AutoCloseable {
     }
 
     /**
-     * This JVM's class path plus where the main class and the transport classes were loaded from
-     * (a test runner may load them through its own class loader, outside java.class.path).
+     * This JVM's class path plus where the main class, the transport classes and the verbs layer
+     * (which the verbs provider needs) were loaded from (a test runner may load them through its
+     * own class loader, outside java.class.path).
      */
     private static String classPath(Class<?> mainClass) {
         java.util.LinkedHashSet<String> entries = new java.util.LinkedHashSet<>();
-        for (Class<?> c : List.of(mainClass, RankProcesses.class, io.rdma4j.transport.Transport.class)) {
+        for (Class<?> c : List.of(mainClass, RankProcesses.class, io.rdma4j.transport.Transport.class,
+                io.rdma4j.verbs.RdmaDevices.class)) {
             try {
                 entries.add(Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
             } catch (Exception | Error ignored) {

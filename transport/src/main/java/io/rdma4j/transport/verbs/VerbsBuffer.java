@@ -1,0 +1,71 @@
+package io.rdma4j.transport.verbs;
+
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.RemoteBuffer;
+
+import io.rdma4j.verbs.MemoryRegion;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Memory registered with a verbs transport: a block of its buffer pool ({@code allocate}) or a
+ * cached registration of caller memory ({@code register}), with the keys work requests use.
+ */
+final class VerbsBuffer implements RegisteredBuffer {
+    final VerbsTransport owner;
+    private final MemorySegment segment;
+    final int lkey;
+    final int rkey;
+    /** The pool block this buffer is, null for a registration of caller memory. */
+    final BufferPool.Block block;
+    /** The memory region registered for this buffer alone (caller memory outside the pool), else null. */
+    final MemoryRegion ownRegion;
+    private final RemoteBuffer descriptor;
+    boolean closed;
+
+    VerbsBuffer(VerbsTransport owner, MemorySegment segment, int lkey, int rkey, BufferPool.Block block,
+                MemoryRegion ownRegion) {
+        this.owner = owner;
+        this.ownRegion = ownRegion;
+        this.segment = segment;
+        this.lkey = lkey;
+        this.rkey = rkey;
+        this.block = block;
+        this.descriptor = new RemoteBuffer(owner.rank(), segment.address(), segment.byteSize(),
+                Integer.toUnsignedLong(rkey), "");
+    }
+
+    long address() {
+        return segment.address();
+    }
+
+    @Override
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** Every verbs registration grants remote read and write. */
+    @Override
+    public boolean remotelyAccessible() {
+        return true;
+    }
+
+    @Override
+    public RemoteBuffer remote() {
+        return descriptor;
+    }
+
+    /** Returns a pool block to the pool (a cached registration stays until the transport closes). */
+    @Override
+    public void close() {
+        if (block != null) {
+            owner.release(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "VerbsBuffer[" + segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address())
+                + ", rkey 0x" + Integer.toHexString(rkey) + (block == null ? ", registered" : ", pooled") + "]";
+    }
+}

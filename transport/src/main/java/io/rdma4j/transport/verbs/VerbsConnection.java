@@ -1,0 +1,810 @@
+package io.rdma4j.transport.verbs;
+
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.internal.LongRing;
+import io.rdma4j.verbs.CompletionQueue;
+import io.rdma4j.verbs.Gid;
+import io.rdma4j.verbs.MemoryRegion;
+import io.rdma4j.verbs.QpCapabilities;
+import io.rdma4j.verbs.QpEndpoint;
+import io.rdma4j.verbs.QpType;
+import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.RcParams;
+import io.rdma4j.verbs.RecvWorkRequests;
+import io.rdma4j.verbs.SendOpcode;
+import io.rdma4j.verbs.WorkCompletions;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.security.SecureRandom;
+import java.util.Arrays;
+
+/**
+ * The RC queue pairs to one peer and the protocol over them. Every method runs under the
+ * transport's lock.
+ *
+ * <p><b>Two-sided</b> (receiver-driven, as NCCL's net_ib): {@code irecv} RDMA-writes a
+ * {@link CtsEntry} (address, capacity, rkey, tag, receive slot) into the peer's CTS fifo; the
+ * sender consumes its fifo in order, matches the k-th CTS of a tag with its k-th send of that tag,
+ * and RDMA-writes the data straight into the receive buffer, striped over the QPs
+ * ({@link Striping}). Each QP's part ends with a write-with-immediate naming the receive slot; on
+ * QP 0 it carries the size into the receiver's mailbox word of that slot. The receive completes
+ * when all QPs' immediates arrived, i.e. when all data is visible.
+ *
+ * <p><b>One-sided</b>: writes and reads go straight to the peer's registered memory. A write with
+ * an immediate also ends with a write-with-immediate on every QP, the one on QP 0 putting the
+ * 32-bit value into the peer's immediate ring; the peer delivers values in ring order once every
+ * QP's part arrived. So an immediate (like a completed receive) implies that everything this side
+ * wrote to that peer earlier is visible too, whatever QP it went over.
+ *
+ * <p><b>Flow control</b> ({@link Credits}): CTS entries only into free fifo slots, and
+ * write-with-immediates only against receive work requests the peer posted, so the peer is never
+ * overrun and RNR never happens; both sides report consumption by an RDMA write of a counter
+ * block. Operations that lack credits or send-queue room wait in an in-order backlog.
+ *
+ * <p><b>Faults</b>: a failed work request (e.g. retry exceeded because the peer died; probed by
+ * a zero-length write after a second without completions) fails the connection: its QPs go to
+ * ERROR, a drain marker flushes everything posted, and only then are the QPs, CQ and control
+ * region destroyed, so the NIC never touches memory that is freed afterwards.
+ */
+final class VerbsConnection implements Connection, SendQueue.Retirement {
+    private static final System.Logger LOG = System.getLogger(VerbsConnection.class.getName());
+    static final int CTS_DEPTH = 128;
+    /** Receive work requests per QP, and the immediate ring's size (a power of two). */
+    static final int RECV_DEPTH = 128;
+    private static final long KEEPALIVE_NANOS = 1_000_000_000L;
+    private static final long DRAIN_NANOS = 2_000_000_000L;
+    private static final int MAX_INLINE = 64;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final VerbsTransport transport;
+    private final RequestTable requests;
+    final int peer;
+    final int qps;
+    final ControlLayout layout;
+    private final Arena controlArena;
+    private final MemorySegment control;
+    private final MemoryRegion controlMr;
+    private final long controlAddress;
+    private final CompletionQueue cq;
+    final SendQueue[] sends;
+    private final RecvWorkRequests recvs;
+    private final WorkCompletions wcs;
+    private final int[] repostDue;
+    private final int[] psns;
+    final Credits credits;
+    private final ConnectionDescriptor local;
+    private long peerControl;
+    private int peerControlRkey;
+    private long peerMailbox;
+    private int peerMailboxRkey;
+    TransportException failure;
+    private boolean released;
+
+    // Two-sided matching, as at the sender: sends waiting for a CTS, CTSs waiting for a send.
+    private final LongRing pendingSends = new LongRing(64);
+    private int[] ctsTag = new int[16];
+    private long[] ctsAddress = new long[16];
+    private long[] ctsCapacity = new long[16];
+    private int[] ctsRkey = new int[16];
+    private int[] ctsSlot = new int[16];
+    private int[] ctsGeneration = new int[16];
+    private int ctsCount;
+    private long ctsConsumed;
+    private final LongRing ctsToWrite = new LongRing(64);
+    private final LongRing backlog = new LongRing(64);
+    private int rotation;
+
+    // Immediates of the peer's one-sided writes.
+    private long userImmediatesSent;
+    private final int[] ringSeen = new int[RECV_DEPTH];
+    private long ringDelivered;
+    private final LongRing immediates = new LongRing(16);
+    private long lastActivity = System.nanoTime();
+
+    VerbsConnection(VerbsTransport transport, int peer) {
+        this.transport = transport;
+        this.requests = transport.requests;
+        this.peer = peer;
+        VerbsDevice device = transport.device;
+        this.qps = transport.config.ibQpsPerConnection();
+        this.layout = new ControlLayout(qps, CTS_DEPTH, RECV_DEPTH);
+        int sqDepth = Math.min(device.attributes.maxQpWr(),
+                Math.max(256, 2 * transport.config.batchSize() + transport.config.signalInterval() + 8));
+        int rqDepth = RECV_DEPTH + 1;
+        int cqEntries = Math.min(device.attributes.maxCqe(), qps * (sqDepth + rqDepth + 2));
+        this.controlArena = Arena.ofShared();
+        this.sends = new SendQueue[qps];
+        this.repostDue = new int[qps];
+        this.psns = new int[qps];
+        this.credits = new Credits(qps, RECV_DEPTH, CTS_DEPTH);
+        CompletionQueue createdCq = null;
+        MemoryRegion createdMr = null;
+        RecvWorkRequests createdRecvs = null;
+        WorkCompletions createdWcs = null;
+        try {
+            this.control = controlArena.allocate(layout.size, 64);
+            this.controlAddress = control.address();
+            createdMr = device.pd.register(control, io.rdma4j.verbs.Access.LOCAL_WRITE
+                    | io.rdma4j.verbs.Access.REMOTE_WRITE | io.rdma4j.verbs.Access.REMOTE_READ);
+            createdCq = device.context.createCompletionQueue(cqEntries);
+            createdRecvs = new RecvWorkRequests(RECV_DEPTH, 1);
+            createdWcs = new WorkCompletions(32);
+            int[] qpns = new int[qps];
+            for (int q = 0; q < qps; q++) {
+                QueuePair qp = createQp(device, createdCq, sqDepth, rqDepth);
+                qp.init(device.rc);
+                sends[q] = new SendQueue(q, qp, transport.config.batchSize(), transport.config.signalInterval());
+                qpns[q] = qp.qpNumber();
+                psns[q] = RANDOM.nextInt(1 << 24);
+            }
+            this.controlMr = createdMr;
+            this.cq = createdCq;
+            this.recvs = createdRecvs;
+            this.wcs = createdWcs;
+            for (int q = 0; q < qps; q++) {
+                postReceives(q, RECV_DEPTH);
+            }
+            this.local = new ConnectionDescriptor(transport.rank(), qpns, psns, device.lid(),
+                    device.gid == null ? null : device.gid.gid().raw(), device.mtu.bytes(), CTS_DEPTH, RECV_DEPTH,
+                    controlAddress, controlMr.rkey(), transport.mailboxAddress(), transport.mailboxRkey());
+        } catch (RuntimeException e) {
+            for (SendQueue s : sends) {
+                if (s != null) {
+                    s.qp.close();
+                    s.close();
+                }
+            }
+            closeQuietly(createdCq, createdMr, createdRecvs, createdWcs);
+            controlArena.close();
+            throw e;
+        }
+    }
+
+    private static QueuePair createQp(VerbsDevice device, CompletionQueue cq, int sqDepth, int rqDepth) {
+        try {
+            return device.pd.createQueuePair(QpType.RC, cq, cq, new QpCapabilities(sqDepth, rqDepth, 1, 1, MAX_INLINE));
+        } catch (RuntimeException inlineRefused) {
+            // Some providers grant no inline data; staged sources work without it.
+            return device.pd.createQueuePair(QpType.RC, cq, cq, new QpCapabilities(sqDepth, rqDepth, 1, 1, 0));
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable... resources) {
+        for (AutoCloseable r : resources) {
+            if (r != null) {
+                try {
+                    r.close();
+                } catch (Exception ignored) {
+                    // already failing
+                }
+            }
+        }
+    }
+
+    ConnectionDescriptor descriptor() {
+        return local;
+    }
+
+    /** RTR and RTS towards the peer's published endpoint. */
+    void connect(ConnectionDescriptor remote) {
+        remote.checkCompatible(peer, local);
+        RcParams p = transport.device.rc.toBuilder().mtu(VerbsDevice.common(transport.device.mtu, remote.mtuBytes()))
+                .build();
+        Gid gid = remote.gid() == null ? null : new Gid(remote.gid());
+        for (int q = 0; q < qps; q++) {
+            QpEndpoint ep = new QpEndpoint(remote.qpNumbers()[q], remote.psns()[q], remote.lid(), gid);
+            sends[q].qp.rtr(p, ep).rts(p, psns[q]);
+        }
+        peerControl = remote.controlAddress();
+        peerControlRkey = remote.controlRkey();
+        peerMailbox = remote.mailboxAddress();
+        peerMailboxRkey = remote.mailboxRkey();
+        lastActivity = System.nanoTime();
+    }
+
+    // ---- Connection API, delegated to the transport (which holds the lock).
+
+    @Override
+    public int peer() {
+        return peer;
+    }
+
+    @Override
+    public long isend(RegisteredBuffer source, long offset, long length, int tag) {
+        return transport.isend(this, source, offset, length, tag);
+    }
+
+    @Override
+    public long irecv(RegisteredBuffer target, long offset, long capacity, int tag) {
+        return transport.irecv(this, target, offset, capacity, tag);
+    }
+
+    @Override
+    public long write(RegisteredBuffer source, long sourceOffset, RemoteBuffer target, long targetOffset, long length,
+                      long immediate) {
+        return transport.write(this, source, sourceOffset, target, targetOffset, length, immediate);
+    }
+
+    @Override
+    public long read(RegisteredBuffer target, long targetOffset, RemoteBuffer source, long sourceOffset, long length) {
+        return transport.read(this, target, targetOffset, source, sourceOffset, length);
+    }
+
+    @Override
+    public long pollImmediate() {
+        return transport.pollImmediate(this);
+    }
+
+    @Override
+    public void flush() {
+        transport.flush(this);
+    }
+
+    // ---- Starting requests (the transport allocated and validated the slot).
+
+    void startSend(int s) {
+        consumeCts();
+        int tag = requests.tag[s];
+        for (int i = 0; i < ctsCount; i++) {
+            if (ctsTag[i] == tag) {
+                match(s, i);
+                removeCts(i);
+                issueBacklog();
+                return;
+            }
+        }
+        pendingSends.add(requests.id(s));
+    }
+
+    void startReceive(int s) {
+        requests.partsLeft[s] = qps;
+        requests.exposed[s] = true; // its CTS may sit in a batch from now on
+        ctsToWrite.add(requests.id(s));
+        writeCts();
+    }
+
+    /** A write, read or matched send: issued now if resources allow, else after those queued before it. */
+    void startOneSided(int s) {
+        backlog.add(requests.id(s));
+        issueBacklog();
+    }
+
+    long pollImmediateValue() {
+        return immediates.isEmpty() ? NO_IMMEDIATE : immediates.poll();
+    }
+
+    boolean hasImmediate() {
+        return !immediates.isEmpty();
+    }
+
+    // ---- Progress.
+
+    /** Completions, CTS entries, credits, backlog, keepalive, then one doorbell per QP. */
+    int progress() {
+        if (failure != null) {
+            return 0;
+        }
+        int work = pollCompletions();
+        work += consumeCts();
+        credits.observe(control, layout.creditsIn);
+        work += writeCts();
+        work += issueBacklog();
+        keepalive();
+        flushAll();
+        return work;
+    }
+
+    private int pollCompletions() {
+        int total = 0;
+        for (int round = 0; round < 8; round++) {
+            int n = cq.poll(wcs);
+            for (int i = 0; i < n; i++) {
+                onCompletion(i);
+            }
+            total += n;
+            if (n < wcs.capacity()) {
+                break;
+            }
+        }
+        if (total > 0) {
+            lastActivity = System.nanoTime();
+        }
+        return total;
+    }
+
+    private void onCompletion(int i) {
+        long wrId = wcs.wrId(i);
+        boolean ok = wcs.isSuccess(i);
+        if ((wrId & SendQueue.RECEIVE) != 0) {
+            int q = (int) (wrId & 0xFFFF);
+            if (!ok) {
+                throw completionFailure("a receive on", q, i);
+            }
+            repostDue[q]++;
+            if (!wcs.hasImmData(i)) {
+                throw protocol("a message without immediate arrived on QP " + q);
+            }
+            onImmediate(wcs.immData(i));
+        } else {
+            int q = SendQueue.qpIndexOf(wrId);
+            sends[q].retire(wrId, ok, this);
+            if (!ok) {
+                throw completionFailure("a work request on", q, i);
+            }
+        }
+    }
+
+    private TransportException completionFailure(String what, int q, int i) {
+        int status = wcs.status(i);
+        return new TransportException(peer, what + " QP " + sends[q].qp.qpNumber() + " to peer " + peer
+                + " completed with status " + status + " (" + WorkCompletions.describeStatus(status) + ", vendor error 0x"
+                + Integer.toHexString(wcs.vendorError(i)) + ")" + (status == RETRY_EXCEEDED
+                ? ": peer " + peer + " is unreachable or dead" : ""));
+    }
+
+    private static final int RETRY_EXCEEDED = io.rdma4j.verbs.ffi.Verbs.IBV_WC_RETRY_EXC_ERR();
+
+    @Override
+    public void retired(int slot, boolean success) {
+        if (!success || !requests.pending(slot) || requests.peer[slot] != peer) {
+            return; // a failing connection fails its requests itself
+        }
+        if (--requests.partsLeft[slot] > 0) {
+            return;
+        }
+        if (requests.failWhenRetired[slot]) {
+            requests.fail(slot, new TransportException(peer, requests.describe(slot) + " failed: the matching irecv offered only "
+                    + requests.remoteCapacity[slot] + " bytes"));
+        } else {
+            requests.complete(slot, requests.length[slot]);
+        }
+    }
+
+    private void onImmediate(int imm) {
+        switch (Immediate.type(imm)) {
+            case Immediate.DATA -> {
+                int s = receiveSlot(imm);
+                if (--requests.partsLeft[s] == 0) {
+                    long size = transport.mailboxValue(s);
+                    if (size < 0 || size > requests.length[s]) {
+                        throw protocol("peer " + peer + " reported " + size + " bytes for a receive of " + requests.length[s]);
+                    }
+                    requests.complete(s, size);
+                }
+            }
+            case Immediate.ERROR -> {
+                int s = receiveSlot(imm);
+                requests.fail(s, new TransportException(peer, requests.describe(s) + " failed: the matching isend of peer "
+                        + peer + " has " + transport.mailboxValue(s) + " bytes, more than this receive offered"));
+            }
+            case Immediate.USER -> {
+                ringSeen[Immediate.ringIndex(imm) % RECV_DEPTH]++;
+                deliverImmediates();
+            }
+            default -> throw protocol("unknown immediate 0x" + Integer.toHexString(imm));
+        }
+    }
+
+    private int receiveSlot(int imm) {
+        int s = Immediate.slot(imm);
+        if (s >= requests.capacity || !requests.pending(s) || requests.kind[s] != RequestTable.RECV
+                || requests.peer[s] != peer || (requests.generation[s] & Immediate.GENERATION_MASK) != Immediate.generation(imm)) {
+            throw protocol("data arrived for receive slot " + s + ", which is not a pending receive from peer " + peer);
+        }
+        return s;
+    }
+
+    /** Delivers immediates in ring order, each once all QPs' parts of its write arrived. */
+    private void deliverImmediates() {
+        while (true) {
+            int i = (int) (ringDelivered % RECV_DEPTH);
+            if (ringSeen[i] < qps) {
+                return;
+            }
+            ringSeen[i] = 0;
+            immediates.add(CtsEntry.acquire(control, layout.immSlot(layout.immIn, ringDelivered)) & 0xFFFF_FFFFL);
+            ringDelivered++;
+        }
+    }
+
+    private TransportException protocol(String message) {
+        return new TransportException(peer, "protocol violation on the connection to peer " + peer + ": " + message);
+    }
+
+    /** Takes every CTS entry the peer published, in order, matching them with waiting sends. */
+    private int consumeCts() {
+        int n = 0;
+        while (true) {
+            long at = layout.ctsEntry(layout.ctsIn, ctsConsumed);
+            if (!CtsEntry.holds(control, at, ctsConsumed + 1)) {
+                return n;
+            }
+            int tag = CtsEntry.tag(control, at);
+            addCts(tag, CtsEntry.address(control, at), CtsEntry.capacity(control, at), CtsEntry.rkey(control, at),
+                    CtsEntry.slot(control, at), CtsEntry.generation(control, at));
+            ctsConsumed++;
+            credits.consumedCts();
+            n++;
+            int s = takePendingSend(tag);
+            if (s >= 0) {
+                match(s, ctsCount - 1);
+                removeCts(ctsCount - 1);
+            }
+        }
+    }
+
+    /** Unlinks the oldest pending send of {@code tag} (dropping ids that failed meanwhile), or -1. */
+    private int takePendingSend(int tag) {
+        int n = pendingSends.size();
+        int found = -1;
+        for (int i = 0; i < n; i++) {
+            long id = pendingSends.poll();
+            int s = requests.pendingSlot(id);
+            if (s < 0) {
+                continue;
+            }
+            if (found < 0 && requests.tag[s] == tag) {
+                found = s;
+            } else {
+                pendingSends.add(id);
+            }
+        }
+        return found;
+    }
+
+    private void match(int s, int cts) {
+        requests.remoteAddress[s] = ctsAddress[cts];
+        requests.remoteCapacity[s] = ctsCapacity[cts];
+        requests.remoteKey[s] = ctsRkey[cts];
+        requests.remoteSlot[s] = ctsSlot[cts];
+        requests.remoteGeneration[s] = ctsGeneration[cts];
+        backlog.add(requests.id(s));
+    }
+
+    private void addCts(int tag, long address, long capacity, int rkey, int slot, int generation) {
+        if (ctsCount == ctsTag.length) {
+            int n = ctsCount * 2;
+            ctsTag = Arrays.copyOf(ctsTag, n);
+            ctsAddress = Arrays.copyOf(ctsAddress, n);
+            ctsCapacity = Arrays.copyOf(ctsCapacity, n);
+            ctsRkey = Arrays.copyOf(ctsRkey, n);
+            ctsSlot = Arrays.copyOf(ctsSlot, n);
+            ctsGeneration = Arrays.copyOf(ctsGeneration, n);
+        }
+        ctsTag[ctsCount] = tag;
+        ctsAddress[ctsCount] = address;
+        ctsCapacity[ctsCount] = capacity;
+        ctsRkey[ctsCount] = rkey;
+        ctsSlot[ctsCount] = slot;
+        ctsGeneration[ctsCount] = generation;
+        ctsCount++;
+    }
+
+    private void removeCts(int i) {
+        int tail = ctsCount - i - 1;
+        System.arraycopy(ctsTag, i + 1, ctsTag, i, tail);
+        System.arraycopy(ctsAddress, i + 1, ctsAddress, i, tail);
+        System.arraycopy(ctsCapacity, i + 1, ctsCapacity, i, tail);
+        System.arraycopy(ctsRkey, i + 1, ctsRkey, i, tail);
+        System.arraycopy(ctsSlot, i + 1, ctsSlot, i, tail);
+        System.arraycopy(ctsGeneration, i + 1, ctsGeneration, i, tail);
+        ctsCount--;
+    }
+
+    /** Writes queued CTS entries into the peer's fifo while its window and QP 0 have room. */
+    private int writeCts() {
+        int n = 0;
+        while (!ctsToWrite.isEmpty()) {
+            int s = requests.pendingSlot(ctsToWrite.peek(0));
+            if (s < 0) {
+                ctsToWrite.poll();
+                continue;
+            }
+            if (!credits.ctsWindowOpen() || sends[0].free() < 1) {
+                return n;
+            }
+            ctsToWrite.poll();
+            long k = credits.takeCts();
+            long staged = layout.ctsEntry(layout.ctsOut, k);
+            VerbsBuffer b = requests.buffer[s];
+            CtsEntry.write(control, staged, k + 1, b.address() + requests.offset[s], requests.length[s], b.rkey,
+                    requests.tag[s], s, requests.generation[s]);
+            sends[0].add(SendOpcode.RDMA_WRITE, controlAddress + staged, CtsEntry.BYTES, controlMr.lkey(),
+                    peerControl + layout.ctsEntry(layout.ctsIn, k), peerControlRkey, 0, -1, false);
+            n++;
+        }
+        return n;
+    }
+
+    /** Issues backlog operations in order, stopping at the first that lacks credits or queue room. */
+    private int issueBacklog() {
+        int n = 0;
+        while (!backlog.isEmpty()) {
+            int s = requests.pendingSlot(backlog.peek(0));
+            if (s >= 0 && !issue(s)) {
+                return n;
+            }
+            backlog.poll();
+            n++;
+        }
+        return n;
+    }
+
+    private boolean issue(int s) {
+        return switch (requests.kind[s]) {
+            case RequestTable.SEND -> requests.length[s] > requests.remoteCapacity[s] ? issueSendError(s) : issueSend(s);
+            case RequestTable.WRITE -> requests.immediate[s] == NO_IMMEDIATE
+                    ? issueStriped(s, SendOpcode.RDMA_WRITE) : issueWriteWithImmediate(s);
+            case RequestTable.READ -> issueStriped(s, SendOpcode.RDMA_READ);
+            default -> throw new IllegalStateException("request kind " + requests.kind[s] + " in the backlog");
+        };
+    }
+
+    /** Whether every QP has room for its part (or parts counted from {@code first}) plus {@code extra} each. */
+    private boolean room(long size, int parts, int first, int extra) {
+        for (int q = 0; q < qps; q++) {
+            int j = Math.floorMod(q - first, qps);
+            int need = (j < parts ? Striping.workRequests(Striping.partSize(size, parts, j)) : 0) + extra;
+            if (sends[q].free() < need) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean issueSend(int s) {
+        long size = requests.length[s];
+        int parts = Striping.parts(size, qps);
+        if (!credits.immediateCreditOnEvery() || !room(size, parts, 0, 1)) {
+            return false;
+        }
+        VerbsBuffer b = requests.buffer[s];
+        postParts(SendOpcode.RDMA_WRITE, size, parts, 0, b.address() + requests.offset[s], b.lkey,
+                requests.remoteAddress[s], requests.remoteKey[s], -1);
+        transport.setOutboxValue(s, size);
+        int imm = Immediate.data(requests.remoteSlot[s], requests.remoteGeneration[s]);
+        long mailbox = peerMailbox + 8L * requests.remoteSlot[s];
+        for (int q = 0; q < qps; q++) {
+            credits.takeImmediate(q);
+            if (q == 0) {
+                sends[0].add(SendOpcode.RDMA_WRITE_WITH_IMM, transport.outboxAddress(s), 8, transport.mailboxLkey(),
+                        mailbox, peerMailboxRkey, imm, s, false);
+            } else {
+                sends[q].add(SendOpcode.RDMA_WRITE_WITH_IMM, 0, 0, 0, mailbox, peerMailboxRkey, imm, s, false);
+            }
+        }
+        requests.partsLeft[s] = qps;
+        requests.exposed[s] = true;
+        return true;
+    }
+
+    /** The receive is too small: tell the receiver (its request fails), and fail the send once that went out. */
+    private boolean issueSendError(int s) {
+        if (!credits.immediateCredit(0) || sends[0].free() < 1) {
+            return false;
+        }
+        transport.setOutboxValue(s, requests.length[s]);
+        credits.takeImmediate(0);
+        sends[0].add(SendOpcode.RDMA_WRITE_WITH_IMM, transport.outboxAddress(s), 8, transport.mailboxLkey(),
+                peerMailbox + 8L * requests.remoteSlot[s], peerMailboxRkey,
+                Immediate.error(requests.remoteSlot[s], requests.remoteGeneration[s]), s, false);
+        requests.partsLeft[s] = 1;
+        requests.failWhenRetired[s] = true;
+        requests.exposed[s] = true;
+        return true;
+    }
+
+    /** A plain write or a read: parts over the QPs, starting at a rotating one; no immediate. */
+    private boolean issueStriped(int s, SendOpcode op) {
+        long size = requests.length[s];
+        int parts = Striping.parts(size, qps);
+        if (parts == 0) {
+            requests.complete(s, 0);
+            return true;
+        }
+        int first = rotation % qps;
+        if (!room(size, parts, first, 0)) {
+            return false;
+        }
+        rotation++;
+        VerbsBuffer b = requests.buffer[s];
+        postParts(op, size, parts, first, b.address() + requests.offset[s], b.lkey, requests.remoteAddress[s],
+                requests.remoteKey[s], s);
+        requests.partsLeft[s] = parts;
+        requests.exposed[s] = true;
+        return true;
+    }
+
+    private boolean issueWriteWithImmediate(int s) {
+        long size = requests.length[s];
+        int parts = Striping.parts(size, qps);
+        if (!credits.immediateCreditOnEvery() || !room(size, parts, 0, 1)) {
+            return false;
+        }
+        VerbsBuffer b = requests.buffer[s];
+        postParts(SendOpcode.RDMA_WRITE, size, parts, 0, b.address() + requests.offset[s], b.lkey,
+                requests.remoteAddress[s], requests.remoteKey[s], -1);
+        long sequence = userImmediatesSent++;
+        long staged = layout.immSlot(layout.immOut, sequence);
+        control.set(LONG, staged, requests.immediate[s]);
+        int imm = Immediate.user(sequence);
+        long target = peerControl + layout.immSlot(layout.immIn, sequence);
+        for (int q = 0; q < qps; q++) {
+            credits.takeImmediate(q);
+            if (q == 0) {
+                sends[0].add(SendOpcode.RDMA_WRITE_WITH_IMM, controlAddress + staged, 8, controlMr.lkey(), target,
+                        peerControlRkey, imm, s, false);
+            } else {
+                sends[q].add(SendOpcode.RDMA_WRITE_WITH_IMM, 0, 0, 0, target, peerControlRkey, imm, s, false);
+            }
+        }
+        requests.partsLeft[s] = qps;
+        requests.exposed[s] = true;
+        return true;
+    }
+
+    /** Posts part j of a message on QP {@code (first + j) % qps}, its last work request marked. */
+    private void postParts(SendOpcode op, long size, int parts, int first, long local, int lkey, long remote, int rkey,
+                           int mark) {
+        for (int j = 0; j < parts; j++) {
+            SendQueue sq = sends[(first + j) % qps];
+            long offset = Striping.partOffset(size, parts, j);
+            long left = Striping.partSize(size, parts, j);
+            while (left > 0) {
+                long n = Math.min(left, Striping.MAX_WORK_REQUEST);
+                left -= n;
+                sq.add(op, local + offset, n, lkey, remote + offset, rkey, 0, left == 0 ? mark : -1, false);
+                offset += n;
+            }
+        }
+    }
+
+    private void keepalive() {
+        long now = System.nanoTime();
+        if (now - lastActivity > KEEPALIVE_NANOS && sends[0].free() >= 1) {
+            // A signalled zero-length write: completes if the peer's QP is alive, else ends in
+            // RETRY_EXC_ERR, which fails this connection and every request to the peer.
+            sends[0].add(SendOpcode.RDMA_WRITE, 0, 0, 0, peerControl + layout.keepalive, peerControlRkey, 0, -1, true);
+            lastActivity = now;
+        }
+    }
+
+    /** Re-posts consumed receives, reports credits, and rings each QP's doorbell once. */
+    void flushAll() {
+        if (failure != null) {
+            return;
+        }
+        for (int q = 0; q < qps; q++) {
+            if (repostDue[q] > 0) {
+                int n = repostDue[q];
+                repostDue[q] = 0;
+                postReceives(q, n);
+                credits.reposted(q, n);
+            }
+        }
+        if (credits.reportDue() && sends[0].free() >= 1) {
+            credits.writeReport(control, layout.creditsOut);
+            sends[0].add(SendOpcode.RDMA_WRITE, controlAddress + layout.creditsOut, layout.creditsBytes(),
+                    controlMr.lkey(), peerControl + layout.creditsIn, peerControlRkey, 0, -1, false);
+        }
+        for (SendQueue sq : sends) {
+            sq.flush();
+        }
+    }
+
+    private void postReceives(int q, int n) {
+        recvs.reset();
+        for (int i = 0; i < n; i++) {
+            recvs.add(SendQueue.RECEIVE | q);
+        }
+        sends[q].qp.postRecv(recvs);
+    }
+
+    /** Statistics for tests: work requests posted and doorbells rung on QP {@code q}. */
+    long workRequestsPosted(int q) {
+        return sends[q].workRequestsPosted();
+    }
+
+    long doorbells(int q) {
+        return sends[q].doorbells();
+    }
+
+    long signalled(int q) {
+        return sends[q].signalled();
+    }
+
+    // ---- Failure and release.
+
+    /**
+     * Moves the QPs to ERROR, waits (bounded) until the drain markers came back flushed, then destroys the QPs, CQ and control region. After this the NIC touches
+     * no memory this connection ever handed it. Idempotent.
+     */
+    void release(TransportException cause) {
+        if (failure == null) {
+            failure = cause;
+        }
+        if (released) {
+            return;
+        }
+        released = true;
+        boolean markers = true;
+        for (SendQueue sq : sends) {
+            try {
+                sq.qp.toError();
+                sq.postDrainMarker();
+            } catch (RuntimeException e) {
+                markers = false;
+                LOG.log(Level.DEBUG, "connection to peer " + peer + ": could not drain " + sq.qp.description() + ": " + e);
+            }
+        }
+        if (markers && !drain()) {
+            LOG.log(Level.WARNING, "connection to peer " + peer + ": flushed completions did not all arrive within "
+                    + DRAIN_NANOS / 1_000_000 + " ms; destroying its QPs anyway");
+        }
+        for (SendQueue sq : sends) {
+            closeQuietly(sq.qp, sq);
+        }
+        closeQuietly(cq, controlMr, recvs, wcs);
+        controlArena.close();
+    }
+
+    private boolean drain() {
+        long deadline = System.nanoTime() + DRAIN_NANOS;
+        while (!drained()) {
+            int n;
+            try {
+                n = cq.poll(wcs);
+            } catch (RuntimeException e) {
+                return false;
+            }
+            for (int i = 0; i < n; i++) {
+                long wrId = wcs.wrId(i);
+                if ((wrId & SendQueue.RECEIVE) == 0) {
+                    try {
+                        sends[SendQueue.qpIndexOf(wrId)].retire(wrId, false, this);
+                    } catch (RuntimeException e) {
+                        return false;
+                    }
+                }
+            }
+            if (n == 0) {
+                if (System.nanoTime() - deadline > 0) {
+                    return false;
+                }
+                Thread.onSpinWait();
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether every QP's send queue is flushed. Receives need no drain: they carry no scatter
+     * list (a write-with-immediate lands where its sender aimed it), so a flushed receive touches
+     * no memory, and an ERROR QP accepts no more incoming writes.
+     */
+    private boolean drained() {
+        for (int q = 0; q < qps; q++) {
+            if (!sends[q].idle()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    boolean released() {
+        return released;
+    }
+
+    @Override
+    public String toString() {
+        return "VerbsConnection[rank " + transport.rank() + " -> peer " + peer + ", " + qps + " QPs"
+                + (failure != null ? ", failed" : "") + "]";
+    }
+}

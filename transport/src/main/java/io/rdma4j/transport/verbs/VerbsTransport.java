@@ -1,0 +1,641 @@
+package io.rdma4j.transport.verbs;
+
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.IdleStrategy;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.Transport;
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.TransportTimeoutException;
+import io.rdma4j.transport.bootstrap.Store;
+import io.rdma4j.transport.internal.RegistrationCache;
+import io.rdma4j.verbs.Access;
+import io.rdma4j.verbs.MemoryRegion;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The verbs provider: RC queue pairs on one RDMA device (RDMA4J_IB_HCA / _PORT / _GID_INDEX),
+ * {@code RDMA4J_IB_QPS_PER_CONNECTION} of them per peer, with large messages striped over them in
+ * 128-byte aligned parts. The protocol (receiver-driven clear-to-send, write-with-immediate
+ * completion, credits so RNR never happens) is described in {@link VerbsConnection}.
+ *
+ * <p><b>Connection set-up</b> ({@link ConnectionBroker}): each side creates its QPs, posts its
+ * receives, publishes a {@link ConnectionDescriptor} (QPNs, PSNs, GID/LID, MTU, control region and
+ * mailbox rkeys) through the store, reads the peer's, moves its QPs to RTS and then waits for the
+ * peer's "ready", so no packet reaches a QP that is not yet ready. While waiting it answers the
+ * other ranks that asked for it, so ranks may request their connections in any order.
+ *
+ * <p><b>Progress and threads</b>: {@link #test}, {@link #await}, {@link Connection#flush()} and
+ * {@link Connection#pollImmediate()} poll every connection's completion queue on the caller's
+ * thread, as the TCP provider does; with RDMA4J_PROGRESS_THREAD a busy-polling thread per
+ * transport (device) does the same between the caller's calls, idling with the configured
+ * {@link IdleStrategy}, optionally pinned to RDMA4J_PROGRESS_CPU.
+ *
+ * <p><b>Doorbell batching and the ordering rule</b>: work requests of a connection are collected
+ * per QP and posted as one chain (one doorbell) at {@link Connection#flush()}, {@link #test},
+ * {@link #await}, {@link Connection#pollImmediate()}, or when a batch reaches RDMA4J_BATCH_SIZE.
+ * So a request may sit in a batch, unseen by the NIC, until one of those calls: anything whose
+ * correctness depends on the peer having seen an earlier request (a flag in memory written after
+ * data, a store message telling the peer to look, a wait on something the peer does only after
+ * our request arrived) must come after a {@link Connection#flush()}. Only every
+ * RDMA4J_SIGNAL_INTERVAL-th work request is signalled, plus the last one of a batch holding the
+ * end of a request someone waits for.
+ *
+ * <p><b>Memory</b>: {@link #allocate} hands out blocks of a registered {@link BufferPool}
+ * (optionally on 2 MiB huge pages); {@link #register} caches registrations of caller memory by
+ * (address, size, arena), and memory inside a pool region reuses the pool's registration. So a
+ * steady-state step registers nothing, and no operation allocates.
+ *
+ * <p><b>Faults</b>: a work request that fails (the peer's process died and its QPs vanished:
+ * retries exhausted after about RDMA4J_IB_TIMEOUT x RDMA4J_IB_RETRY_CNT; a zero-length probe keeps
+ * an idle connection with waiters under watch) fails every pending request to that peer with a
+ * {@link TransportException} naming it. Closing never lets the NIC touch freed memory: QPs go to
+ * ERROR and are drained and destroyed before any region is deregistered or freed.
+ *
+ * <p>All state is guarded by this object's monitor.
+ */
+public final class VerbsTransport implements Transport {
+    private static final System.Logger LOG = System.getLogger(VerbsTransport.class.getName());
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+
+    final TransportConfig config;
+    private final int rank;
+    private final int size;
+    final VerbsDevice device;
+    final RequestTable requests;
+    private final BufferPool pool;
+    /** [0, 8 x capacity): sizes peers write for this side's receives; then the staged sizes of its sends. */
+    private final Arena mailboxArena;
+    private final MemorySegment mailboxes;
+    private final MemoryRegion mailboxMr;
+    private final long outboxOffset;
+    private final VerbsConnection[] connections;
+    private final VerbsConnection[] live;
+    private int liveCount;
+    private final RegistrationCache<VerbsBuffer> cache = new RegistrationCache<>();
+    private final List<MemoryRegion> ownRegions = new ArrayList<>();
+    private final Set<VerbsBuffer> allocated = new LinkedHashSet<>();
+    private final Object connectLock = new Object();
+    private final ConnectionBroker broker;
+    private final ThreadLocal<IdleStrategy> idle;
+    private final ProgressThread progressThread;
+    private TransportException aborted;
+    private boolean closed;
+
+    public VerbsTransport(TransportConfig config, Store store, int rank, int size) {
+        if (size < 1 || rank < 0 || rank >= size) {
+            throw new IllegalArgumentException("rank " + rank + " outside a group of size " + size);
+        }
+        this.config = config;
+        this.rank = rank;
+        this.size = size;
+        this.connections = new VerbsConnection[size];
+        this.broker = new ConnectionBroker(this, store, rank, size);
+        this.live = new VerbsConnection[size];
+        this.idle = ThreadLocal.withInitial(config::newIdleStrategy);
+        config.logOnce();
+        this.device = VerbsDevice.open(config);
+        try {
+            this.requests = new RequestTable(config.maxOutstandingRequests());
+            this.mailboxArena = Arena.ofShared();
+            this.outboxOffset = 8L * requests.capacity;
+            this.mailboxes = mailboxArena.allocate(2 * outboxOffset, 64);
+            this.mailboxMr = device.pd.register(mailboxes, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            this.pool = new BufferPool(device.pd, config.hugePages(), "verbs transport of rank " + rank);
+        } catch (RuntimeException e) {
+            device.close();
+            throw e instanceof TransportException ? e
+                    : new TransportException(-1, "rank " + rank + ": verbs transport set-up on " + device.describe()
+                    + " failed: " + e.getMessage(), e);
+        }
+        if (config.progressThread()) {
+            progressThread = new ProgressThread("rdma4j-verbs-progress-rank-" + rank, this::progressOnce,
+                    config.newIdleStrategy(), config.progressCpu());
+            progressThread.start();
+        } else {
+            progressThread = null;
+        }
+        LOG.log(Level.DEBUG, "rank {0} of {1}: verbs transport on {2}", rank, size, device.describe());
+    }
+
+    /** Whether this process can use a verbs device as {@code config} asks (for the automatic choice). */
+    public static boolean usable(TransportConfig config) {
+        return VerbsDevice.usable(config);
+    }
+
+    @Override
+    public String provider() {
+        return "verbs";
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    /** The device, port and address in use, e.g. "rxe0 port 1 (Ethernet, MTU 1024, GID 1 ::ffff:198.18.0.1 ROCE_V2)". */
+    public String deviceDescription() {
+        return device.describe();
+    }
+
+    // ---- Memory.
+
+    @Override
+    public synchronized RegisteredBuffer allocate(long bytes) {
+        checkOpen();
+        if (bytes < 0) {
+            throw new IllegalArgumentException("cannot allocate " + bytes + " bytes");
+        }
+        BufferPool.Block block;
+        try {
+            block = pool.allocate(bytes);
+        } catch (RuntimeException e) {
+            throw new TransportException(-1, "rank " + rank + " could not allocate " + bytes
+                    + " bytes of registered memory on " + device.describe() + ": " + e.getMessage(), e);
+        }
+        VerbsBuffer b = new VerbsBuffer(this, block.memory.asSlice(0, bytes), block.region.mr.lkey(),
+                block.region.mr.rkey(), block, null);
+        allocated.add(b);
+        return b;
+    }
+
+    @Override
+    public synchronized RegisteredBuffer register(MemorySegment segment) {
+        checkOpen();
+        if (!segment.isNative()) {
+            throw new IllegalArgumentException("only native (off-heap) memory can be registered, not " + segment);
+        }
+        long address = segment.address();
+        long bytes = segment.byteSize();
+        VerbsBuffer cached = cache.get(address, bytes);
+        if (cached != null) {
+            if (cached.segment().scope() == segment.scope() && segment.scope().isAlive()) {
+                return cached;
+            }
+            // The memory it pinned was freed and this address reused: that registration is stale.
+            if (cached.ownRegion != null) {
+                cached.ownRegion.close();
+                ownRegions.remove(cached.ownRegion);
+            }
+        }
+        VerbsBuffer b;
+        BufferPool.Region region = bytes == 0 ? null : pool.regionContaining(address, bytes);
+        if (bytes == 0) {
+            b = new VerbsBuffer(this, segment, 0, 0, null, null);
+        } else if (region != null) {
+            b = new VerbsBuffer(this, segment, region.mr.lkey(), region.mr.rkey(), null, null);
+        } else {
+            MemoryRegion mr;
+            try {
+                mr = device.pd.register(segment, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+            } catch (RuntimeException e) {
+                throw new TransportException(-1, "rank " + rank + " could not register " + bytes + " bytes at 0x"
+                        + Long.toHexString(address) + " with " + device.describe() + ": " + e.getMessage(), e);
+            }
+            ownRegions.add(mr);
+            b = new VerbsBuffer(this, segment, mr.lkey(), mr.rkey(), null, mr);
+        }
+        cache.put(address, bytes, b);
+        return b;
+    }
+
+    /**
+     * Returns an allocated buffer to the pool. Requests still using it fail; if the NIC or the
+     * peer may still touch it (a posted operation, a receive whose CTS went out), the connection
+     * is failed and drained first, so the block is never reused under a transfer.
+     */
+    synchronized void release(VerbsBuffer b) {
+        if (b.closed || closed) {
+            return;
+        }
+        for (int s = 0; s < requests.capacity; s++) {
+            if (requests.buffer[s] == b && requests.pending(s)) {
+                int peer = requests.peer[s];
+                VerbsConnection c = connections[peer];
+                if (requests.exposed[s] && c != null) {
+                    fail(c, new TransportException(peer, "a buffer in transfer to or from peer " + peer + " was closed"));
+                } else {
+                    requests.fail(s, new TransportException(peer, requests.describe(s) + " failed: its buffer was closed"));
+                }
+            }
+        }
+        b.closed = true;
+        allocated.remove(b);
+        pool.free(b.block);
+    }
+
+    long mailboxAddress() {
+        return mailboxes.address();
+    }
+
+    int mailboxRkey() {
+        return mailboxMr.rkey();
+    }
+
+    int mailboxLkey() {
+        return mailboxMr.lkey();
+    }
+
+    /** The size a peer's isend reported for receive slot {@code s}. */
+    long mailboxValue(int s) {
+        return CtsEntry.acquire(mailboxes, 8L * s);
+    }
+
+    long outboxAddress(int s) {
+        return mailboxes.address() + outboxOffset + 8L * s;
+    }
+
+    void setOutboxValue(int s, long value) {
+        mailboxes.set(LONG, outboxOffset + 8L * s, value);
+    }
+
+    // ---- Connections.
+
+    /**
+     * Blocks until the peer has asked for its connection to this rank too, answering other
+     * ranks' requests meanwhile ({@link ConnectionBroker}), so ranks may connect in any order.
+     */
+    @Override
+    public Connection connection(int peer) {
+        synchronized (this) {
+            checkOpen();
+            if (peer < 0 || peer >= size || peer == rank) {
+                throw new IllegalArgumentException("rank " + rank + " cannot connect to peer " + peer + " (group size " + size + ")");
+            }
+            if (connections[peer] != null) {
+                return connections[peer];
+            }
+        }
+        synchronized (connectLock) {
+            VerbsConnection c = broker.connect(peer, config.timeoutNanos());
+            LOG.log(Level.DEBUG, "rank {0} connected to peer {1} over {2} QPs on {3}", rank, peer, c.qps, device.describe());
+            return c;
+        }
+    }
+
+    /** For the broker: this side's QPs and control region for {@code peer}. */
+    synchronized VerbsConnection newConnection(int peer) {
+        checkOpen();
+        try {
+            return new VerbsConnection(this, peer);
+        } catch (RuntimeException e) {
+            throw new TransportException(peer, "rank " + rank + " could not create the queue pairs for peer " + peer
+                    + " on " + device.describe() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** For the broker: RTR and RTS towards the peer's endpoint. */
+    synchronized void connect(VerbsConnection c, ConnectionDescriptor remote) {
+        checkOpen();
+        c.connect(remote);
+    }
+
+    /** For the broker: both sides are ready; the connection joins progress. */
+    synchronized void promote(VerbsConnection c) {
+        checkOpen();
+        connections[c.peer] = c;
+        live[liveCount++] = c;
+    }
+
+    /** For the broker: a half-built connection is given up. */
+    synchronized void discard(VerbsConnection c, Throwable cause) {
+        c.release(cause instanceof TransportException te ? te
+                : new TransportException(c.peer, "connection set-up failed: " + cause, cause));
+    }
+
+    /** Throws if the transport was aborted or closed (the broker checks between store polls). */
+    synchronized void checkUsable() {
+        checkOpen();
+    }
+
+    // ---- Operations (called by VerbsConnection).
+
+    synchronized long isend(VerbsConnection c, RegisteredBuffer source, long offset, long length, int tag) {
+        live(c);
+        VerbsBuffer b = local(source, offset, length, "isend source");
+        int s = requests.allocate(RequestTable.SEND, c.peer, b, offset, length);
+        requests.tag[s] = tag;
+        long id = requests.id(s);
+        try {
+            c.startSend(s);
+        } catch (RuntimeException e) {
+            fail(c, e);
+        }
+        return id;
+    }
+
+    synchronized long irecv(VerbsConnection c, RegisteredBuffer target, long offset, long capacity, int tag) {
+        live(c);
+        VerbsBuffer b = local(target, offset, capacity, "irecv target");
+        int s = requests.allocate(RequestTable.RECV, c.peer, b, offset, capacity);
+        requests.tag[s] = tag;
+        long id = requests.id(s);
+        try {
+            c.startReceive(s);
+        } catch (RuntimeException e) {
+            fail(c, e);
+        }
+        return id;
+    }
+
+    synchronized long write(VerbsConnection c, RegisteredBuffer source, long sourceOffset, RemoteBuffer target,
+                            long targetOffset, long length, long immediate) {
+        live(c);
+        VerbsBuffer b = local(source, sourceOffset, length, "write source");
+        remote(c, target, targetOffset, length, "write target");
+        if (immediate != Connection.NO_IMMEDIATE && (immediate < 0 || immediate > 0xFFFF_FFFFL)) {
+            throw new IllegalArgumentException("immediate " + immediate + " is not an unsigned 32-bit value");
+        }
+        int s = requests.allocate(RequestTable.WRITE, c.peer, b, sourceOffset, length);
+        requests.remoteAddress[s] = target.address() + targetOffset;
+        requests.remoteKey[s] = (int) target.key();
+        requests.immediate[s] = immediate;
+        return startOneSided(c, s);
+    }
+
+    synchronized long read(VerbsConnection c, RegisteredBuffer target, long targetOffset, RemoteBuffer source,
+                           long sourceOffset, long length) {
+        live(c);
+        VerbsBuffer b = local(target, targetOffset, length, "read target");
+        remote(c, source, sourceOffset, length, "read source");
+        int s = requests.allocate(RequestTable.READ, c.peer, b, targetOffset, length);
+        requests.remoteAddress[s] = source.address() + sourceOffset;
+        requests.remoteKey[s] = (int) source.key();
+        return startOneSided(c, s);
+    }
+
+    private long startOneSided(VerbsConnection c, int s) {
+        long id = requests.id(s);
+        try {
+            c.startOneSided(s);
+        } catch (RuntimeException e) {
+            fail(c, e);
+        }
+        return id;
+    }
+
+    synchronized long pollImmediate(VerbsConnection c) {
+        checkOpen();
+        if (!c.hasImmediate()) {
+            progressAll();
+        }
+        long v = c.pollImmediateValue();
+        if (v == Connection.NO_IMMEDIATE && c.failure != null) {
+            throw new TransportException(c.peer, "connection to peer " + c.peer + " failed: " + c.failure.getMessage(), c.failure);
+        }
+        return v;
+    }
+
+    synchronized void flush(VerbsConnection c) {
+        live(c);
+        try {
+            c.flushAll();
+        } catch (RuntimeException e) {
+            fail(c, e);
+        }
+    }
+
+    private VerbsConnection live(VerbsConnection c) {
+        checkOpen();
+        if (c.failure != null) {
+            throw new TransportException(c.peer, "connection to peer " + c.peer + " failed earlier: " + c.failure.getMessage(),
+                    c.failure);
+        }
+        return c;
+    }
+
+    private VerbsBuffer local(RegisteredBuffer b, long offset, long length, String what) {
+        if (!(b instanceof VerbsBuffer vb) || vb.owner != this) {
+            throw new IllegalArgumentException(what + " buffer was not registered with this verbs transport: " + b);
+        }
+        if (vb.closed) {
+            throw new IllegalStateException(what + " buffer is closed: " + b);
+        }
+        long bytes = vb.segment().byteSize();
+        if (offset < 0 || length < 0 || offset > bytes || length > bytes - offset) {
+            throw new IllegalArgumentException(what + " range [" + offset + ", +" + length + ") outside its buffer of "
+                    + bytes + " bytes");
+        }
+        return vb;
+    }
+
+    private static void remote(VerbsConnection c, RemoteBuffer r, long offset, long length, String what) {
+        if (r.owner() != c.peer) {
+            throw new IllegalArgumentException(what + " belongs to rank " + r.owner() + ", not to peer " + c.peer);
+        }
+        if (!r.contains(offset, length)) {
+            throw new IllegalArgumentException(what + " range [" + offset + ", +" + length + ") outside the remote buffer of "
+                    + r.length() + " bytes");
+        }
+        if (r.key() < 0 || r.key() > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException(what + " has key " + r.key() + ", not a verbs rkey (a descriptor of another provider?)");
+        }
+    }
+
+    // ---- Completion.
+
+    @Override
+    public synchronized long test(long request) {
+        int s = requests.slot(request);
+        if (s < 0) {
+            throw new IllegalArgumentException("unknown or already completed request id 0x" + Long.toHexString(request));
+        }
+        if (requests.pending(s) && !closed) {
+            progressAll();
+        }
+        int state = requests.state[s];
+        if (state == RequestTable.DONE) {
+            long bytes = requests.transferred[s];
+            requests.release(s);
+            return bytes;
+        }
+        if (state == RequestTable.FAILED) {
+            TransportException e = requests.error[s];
+            requests.release(s);
+            throw new TransportException(e.peer(), e.getMessage(), e);
+        }
+        return PENDING;
+    }
+
+    @Override
+    public long await(long request, long timeoutNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        IdleStrategy idler = idle.get();
+        idler.reset();
+        while (true) {
+            long r = test(request);
+            if (r != PENDING) {
+                return r;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw timeout(request, timeoutNanos);
+            }
+            idler.idle();
+        }
+    }
+
+    private synchronized TransportTimeoutException timeout(long request, long timeoutNanos) {
+        int s = requests.slot(request);
+        String what = s < 0 ? "request 0x" + Long.toHexString(request) : requests.describe(s);
+        return new TransportTimeoutException(s < 0 ? -1 : requests.peer[s], what + " did not complete within "
+                + timeoutNanos / 1_000_000 + " ms (rank " + rank + ")");
+    }
+
+    /** One progress pass over every connection; returns the work done (0 if idle). */
+    private int progressAll() {
+        int work = 0;
+        for (int i = 0; i < liveCount; i++) {
+            VerbsConnection c = live[i];
+            if (c.failure == null) {
+                try {
+                    work += c.progress();
+                } catch (RuntimeException e) {
+                    fail(c, e);
+                }
+            }
+        }
+        return work;
+    }
+
+    /** The progress thread's pass. */
+    private synchronized int progressOnce() {
+        return closed ? 0 : progressAll();
+    }
+
+    /** Fails the connection and every pending request to its peer, then drains and releases its QPs. */
+    private void fail(VerbsConnection c, Throwable cause) {
+        if (c.released()) {
+            return;
+        }
+        TransportException e = cause instanceof TransportException te && te.peer() == c.peer ? te
+                : new TransportException(c.peer, "connection to peer " + c.peer + " failed: " + cause, cause);
+        LOG.log(Level.DEBUG, "rank " + rank + ": " + e.getMessage());
+        for (int s = 0; s < requests.capacity; s++) {
+            if (requests.peer[s] == c.peer && requests.pending(s)) {
+                requests.fail(s, new TransportException(c.peer, requests.describe(s) + " failed: " + e.getMessage(), e));
+            }
+        }
+        c.release(e);
+    }
+
+    private void checkOpen() {
+        if (aborted != null) {
+            throw new TransportException(aborted.peer(), "transport of rank " + rank + " was aborted: " + aborted.getMessage(), aborted);
+        }
+        if (closed) {
+            throw new IllegalStateException("verbs transport of rank " + rank + " is closed");
+        }
+    }
+
+    @Override
+    public synchronized void abort(Throwable cause) {
+        if (aborted != null || closed) {
+            return;
+        }
+        aborted = cause instanceof TransportException te ? te : new TransportException(-1, "aborted: " + cause, cause);
+        failAll(aborted);
+    }
+
+    private void failAll(TransportException cause) {
+        for (VerbsConnection c : connections) {
+            if (c != null) {
+                fail(c, new TransportException(c.peer, "transport of rank " + rank + " stopped: " + cause.getMessage(), cause));
+            }
+        }
+        for (int s = 0; s < requests.capacity; s++) {
+            if (requests.pending(s)) {
+                requests.fail(s, new TransportException(requests.peer[s], requests.describe(s) + " failed: " + cause.getMessage(), cause));
+            }
+        }
+    }
+
+    /**
+     * Fails what is pending, drains and destroys every QP, and only then deregisters and frees
+     * the memory (pool, registrations, mailboxes) and closes the device.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        if (progressThread != null) {
+            progressThread.stop(5_000);
+        }
+        synchronized (connectLock) { // a connecting thread sees the close and leaves the broker
+            broker.abandonAll(new TransportException(-1, "transport closed"));
+        }
+        synchronized (this) {
+            failAll(new TransportException(-1, "transport closed"));
+            for (VerbsBuffer b : allocated) {
+                b.closed = true;
+            }
+            allocated.clear();
+            cache.clear();
+            RuntimeException failure = null;
+            try {
+                pool.close();
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+            try {
+                for (MemoryRegion mr : ownRegions) {
+                    mr.close();
+                }
+                ownRegions.clear();
+                mailboxMr.close();
+                mailboxArena.close();
+            } catch (RuntimeException e) {
+                failure = failure == null ? e : failure;
+            }
+            try {
+                device.close();
+            } catch (RuntimeException e) {
+                failure = failure == null ? e : failure;
+            }
+            if (failure != null) {
+                LOG.log(Level.WARNING, "rank " + rank + ": verbs resources did not close cleanly: " + failure);
+            }
+        }
+    }
+
+    // ---- For tests and diagnostics.
+
+    /** The connection to {@code peer} if it is established, else null. */
+    synchronized VerbsConnection established(int peer) {
+        return connections[peer];
+    }
+
+    BufferPool pool() {
+        return pool;
+    }
+
+    boolean progressThreadRunning() {
+        return progressThread != null && progressThread.isAlive();
+    }
+
+    String progressThreadPinFailure() {
+        return progressThread == null ? "no progress thread" : progressThread.pinFailure();
+    }
+
+    @Override
+    public String toString() {
+        return "VerbsTransport[rank " + rank + "/" + size + " on " + device.describe() + "]";
+    }
+}

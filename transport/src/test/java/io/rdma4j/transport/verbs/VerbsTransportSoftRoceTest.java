@@ -1,0 +1,376 @@
+package io.rdma4j.transport.verbs;
+
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.IdleStrategy;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.Transport;
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.testing.LocalGroup;
+import io.rdma4j.verbs.testing.SoftRoce;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * What the conformance suite cannot see of the verbs provider, on a real (Soft-RoCE) device:
+ * striping over several QPs, credits (with RNR retries off, so one receiver-not-ready would fail
+ * the QP), doorbell batching and selective signalling, the progress thread, the pool and the
+ * registration cache, and a buffer closed under a transfer.
+ */
+@Tag(SoftRoce.TAG)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class VerbsTransportSoftRoceTest {
+    static final Duration RUN = Duration.ofSeconds(90);
+    static final long WAIT = TimeUnit.SECONDS.toNanos(60);
+
+    @BeforeAll
+    static void requireDevice() {
+        SoftRoce.requireDeviceOrSkip();
+    }
+
+    private static LocalGroup group(UnaryOperator<TransportConfig.Builder> settings) {
+        return LocalGroup.start(2, settings.apply(LocalGroup.config(TransportConfig.Provider.VERBS).toBuilder()).build());
+    }
+
+    private static byte pattern(long i, int seed) {
+        return (byte) (i * 31 + seed + (i >>> 9) * 7);
+    }
+
+    private static void fill(MemorySegment s, long offset, long length, int seed) {
+        for (long i = 0; i < length; i++) {
+            s.set(ValueLayout.JAVA_BYTE, offset + i, pattern(i, seed));
+        }
+    }
+
+    private static void check(MemorySegment s, long offset, long length, int seed) {
+        for (long i = 0; i < length; i++) {
+            if (s.get(ValueLayout.JAVA_BYTE, offset + i) != pattern(i, seed)) {
+                fail("byte " + i + " of " + length + " is wrong");
+            }
+        }
+    }
+
+    private static VerbsConnection connection(Transport t, int peer) {
+        t.connection(peer);
+        VerbsConnection c = ((VerbsTransport) t).established(peer);
+        assertNotNull(c);
+        return c;
+    }
+
+    private static long awaitImmediate(Connection c) {
+        long deadline = System.nanoTime() + WAIT;
+        long v;
+        while ((v = c.pollImmediate()) == Connection.NO_IMMEDIATE) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("no immediate from peer " + c.peer());
+            }
+            Thread.onSpinWait();
+        }
+        return v;
+    }
+
+    @Test
+    void theAutomaticChoiceIsVerbsWhenEveryRankHasADevice() throws Exception {
+        try (LocalGroup g = group(b -> b.provider(TransportConfig.Provider.AUTO))) {
+            assertEquals("verbs", g.transport(0).provider());
+            assertEquals("verbs", g.transport(1).provider());
+            g.run(RUN, (rank, t, store) -> {
+                try (RegisteredBuffer b = t.allocate(64)) {
+                    Connection c = t.connection(1 - rank);
+                    long id = rank == 0 ? c.isend(b, 0, 64, 0) : c.irecv(b, 0, 64, 0);
+                    assertEquals(64, t.await(id, WAIT));
+                }
+            });
+        }
+    }
+
+    @Test
+    void largeMessagesAreStripedOverFourQueuePairs() throws Exception {
+        long sendBytes = (8L << 20) + 3;
+        long writeBytes = (4L << 20) + 5;
+        long readBytes = (3L << 20) + 1;
+        try (LocalGroup g = group(b -> b.ibQpsPerConnection(4))) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                VerbsConnection vc = connection(t, 1 - rank);
+                assertEquals(4, vc.qps);
+                if (rank == 0) {
+                    try (RegisteredBuffer src = t.allocate(sendBytes); RegisteredBuffer back = t.allocate(readBytes)) {
+                        fill(src.segment(), 0, sendBytes, 1);
+                        RemoteBuffer window = RemoteBuffer.fromBytes(store.get("window", Duration.ofSeconds(30)));
+                        RemoteBuffer source = RemoteBuffer.fromBytes(store.get("source", Duration.ofSeconds(30)));
+                        long[] before = new long[4];
+                        for (int q = 0; q < 4; q++) {
+                            before[q] = vc.workRequestsPosted(q);
+                        }
+                        long send = c.isend(src, 0, sendBytes, 1);
+                        long write = c.write(src, 0, window, 0, writeBytes, 0xFEEDF00DL);
+                        long read = c.read(back, 0, source, 0, readBytes);
+                        assertEquals(sendBytes, t.await(send, WAIT));
+                        assertEquals(writeBytes, t.await(write, WAIT));
+                        assertEquals(readBytes, t.await(read, WAIT));
+                        check(back.segment(), 0, readBytes, 3);
+                        for (int q = 0; q < 4; q++) {
+                            // each QP carried a part of the send, of the write and of the read, plus the immediates
+                            assertTrue(vc.workRequestsPosted(q) - before[q] >= 5,
+                                    "QP " + q + " posted only " + (vc.workRequestsPosted(q) - before[q]) + " work requests");
+                        }
+                    }
+                    store.set("done", new byte[0]);
+                } else {
+                    try (RegisteredBuffer dst = t.allocate(sendBytes); RegisteredBuffer window = t.allocate(writeBytes);
+                         RegisteredBuffer source = t.allocate(readBytes)) {
+                        fill(source.segment(), 0, readBytes, 3);
+                        store.set("window", window.remote().toBytes());
+                        store.set("source", source.remote().toBytes());
+                        long recv = c.irecv(dst, 0, sendBytes, 1);
+                        assertEquals(sendBytes, t.await(recv, WAIT));
+                        check(dst.segment(), 0, sendBytes, 1);
+                        assertEquals(0xFEEDF00DL, awaitImmediate(c));
+                        check(window.segment(), 0, writeBytes, 1);
+                        store.get("done", Duration.ofSeconds(60)); // keep the read source alive
+                    }
+                }
+            });
+        }
+    }
+
+    /**
+     * Four times more writes-with-immediate and sends than the receiver has receives posted, all
+     * at once, with RNR retries off: any write that found no receive would fail the QP
+     * (RNR_RETRY_EXC_ERR). Credits hold the sender back instead, and every message and immediate
+     * arrives, in order.
+     */
+    @Test
+    void creditsKeepEveryImmediateWithinThePostedReceives() throws Exception {
+        int writes = 4 * VerbsConnection.RECV_DEPTH;
+        int sends = 2 * VerbsConnection.RECV_DEPTH;
+        try (LocalGroup g = group(b -> b.ibQpsPerConnection(2).ibRnrRetry(0))) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                try (RegisteredBuffer b = t.allocate(8L * writes); RegisteredBuffer m = t.allocate(64L * sends)) {
+                    if (rank == 0) {
+                        RemoteBuffer slots = RemoteBuffer.fromBytes(store.get("slots", Duration.ofSeconds(30)));
+                        long[] ids = new long[writes + sends];
+                        for (int i = 0; i < writes; i++) {
+                            b.segment().set(ValueLayout.JAVA_LONG, 8L * i, 5000 + i);
+                            ids[i] = c.write(b, 8L * i, slots, 8L * i, 8, i);
+                        }
+                        for (int i = 0; i < sends; i++) {
+                            fill(m.segment(), 64L * i, 64, i);
+                            ids[writes + i] = c.isend(m, 64L * i, 64, 2);
+                        }
+                        c.flush();
+                        VerbsConnection vc = connection(t, 1);
+                        for (int q = 0; q < 2; q++) {
+                            assertTrue(vc.credits.immediatesInFlight(q) <= VerbsConnection.RECV_DEPTH);
+                        }
+                        for (int i = 0; i < ids.length; i++) {
+                            assertEquals(i < writes ? 8 : 64, t.await(ids[i], WAIT), "request " + i);
+                        }
+                    } else {
+                        store.set("slots", b.remote().toBytes());
+                        long[] recvs = new long[sends];
+                        for (int i = 0; i < sends; i++) {
+                            recvs[i] = c.irecv(m, 64L * i, 64, 2);
+                        }
+                        for (int i = 0; i < writes; i++) {
+                            assertEquals(i, awaitImmediate(c), "immediates out of order");
+                            assertEquals(5000 + i, b.segment().get(ValueLayout.JAVA_LONG, 8L * i), "slot " + i);
+                        }
+                        for (int i = 0; i < sends; i++) {
+                            assertEquals(64, t.await(recvs[i], WAIT));
+                            check(m.segment(), 64L * i, 64, i);
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    /** Work requests wait in the batch until flush, go out with one doorbell, and only a few ask for a completion. */
+    @Test
+    void writesWaitForFlushAndShareOneDoorbell() throws Exception {
+        int n = 20;
+        CompletableFuture<RegisteredBuffer> window = new CompletableFuture<>();
+        CountDownLatch done = new CountDownLatch(1);
+        try (LocalGroup g = group(b -> b.batchSize(32).signalInterval(16))) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                if (rank == 1) {
+                    RegisteredBuffer w = t.allocate(8L * n);
+                    w.segment().fill((byte) 0);
+                    window.complete(w);
+                    assertTrue(done.await(60, TimeUnit.SECONDS));
+                    w.close();
+                    return;
+                }
+                RegisteredBuffer peerWindow = window.get(30, TimeUnit.SECONDS);
+                VerbsConnection vc = connection(t, 1);
+                try (RegisteredBuffer src = t.allocate(8L * n)) {
+                    long doorbells = vc.doorbells(0);
+                    long posted = vc.workRequestsPosted(0);
+                    long signalled = vc.signalled(0);
+                    long[] ids = new long[n];
+                    for (int i = 0; i < n; i++) {
+                        src.segment().set(ValueLayout.JAVA_LONG, 8L * i, 100 + i);
+                        ids[i] = c.write(src, 8L * i, peerWindow.remote(), 8L * i, 8, Connection.NO_IMMEDIATE);
+                    }
+                    Thread.sleep(200);
+                    assertEquals(doorbells, vc.doorbells(0), "nothing is posted before flush");
+                    assertEquals(posted, vc.workRequestsPosted(0));
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(0, peerWindow.segment().get(ValueLayout.JAVA_LONG, 8L * i), "write " + i + " arrived unflushed");
+                    }
+                    c.flush();
+                    assertEquals(doorbells + 1, vc.doorbells(0), "one doorbell for the batch");
+                    assertEquals(posted + n, vc.workRequestsPosted(0));
+                    // the 16th request (interval) and the batch's last (requests wait for it) are signalled
+                    assertEquals(signalled + 2, vc.signalled(0));
+                    for (long id : ids) {
+                        assertEquals(8, t.await(id, WAIT));
+                    }
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(100 + i, peerWindow.segment().get(ValueLayout.JAVA_LONG, 8L * i));
+                    }
+                } finally {
+                    done.countDown();
+                }
+            });
+        }
+    }
+
+    /**
+     * The receiver's application never calls its transport; only its progress thread re-posts
+     * receives and returns credits. More writes-with-immediate than one round of credits complete.
+     */
+    @Test
+    void theProgressThreadReturnsCreditsWhileTheApplicationComputes() throws Exception {
+        int writes = 3 * VerbsConnection.RECV_DEPTH;
+        CountDownLatch written = new CountDownLatch(1);
+        try (LocalGroup g = group(b -> b.progressThread(true).progressCpu(0).idleStrategy(IdleStrategy.Kind.BACKOFF))) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                assertTrue(((VerbsTransport) t).progressThreadRunning());
+                try (RegisteredBuffer b = t.allocate(8L * writes)) {
+                    if (rank == 0) {
+                        RemoteBuffer slots = RemoteBuffer.fromBytes(store.get("slots", Duration.ofSeconds(30)));
+                        long[] ids = new long[writes];
+                        for (int i = 0; i < writes; i++) {
+                            b.segment().set(ValueLayout.JAVA_LONG, 8L * i, i);
+                            ids[i] = c.write(b, 8L * i, slots, 8L * i, 8, 7 + i);
+                        }
+                        for (long id : ids) {
+                            assertEquals(8, t.await(id, WAIT));
+                        }
+                        assertEquals(null, ((VerbsTransport) t).progressThreadPinFailure(), "sched_setaffinity to CPU 0");
+                        written.countDown();
+                    } else {
+                        store.set("slots", b.remote().toBytes());
+                        assertTrue(written.await(60, TimeUnit.SECONDS), "the writes never completed");
+                        for (int i = 0; i < writes; i++) {
+                            assertEquals(7 + i, awaitImmediate(c));
+                        }
+                        assertEquals(Connection.NO_IMMEDIATE, c.pollImmediate());
+                    }
+                }
+            });
+        }
+    }
+
+    @Test
+    void poolBlocksAreReusedAndRegistrationsCached() throws Exception {
+        try (LocalGroup g = group(b -> b.hugePages(true))) {
+            VerbsTransport t = (VerbsTransport) g.transport(0);
+            RegisteredBuffer a = t.allocate(1 << 20);
+            long address = a.segment().address();
+            int regions = t.pool().regionCount();
+            BufferPool.Region region = t.pool().regionContaining(address, 1 << 20);
+            assertTrue(region.hugePages || t.pool().hugePageFailure().contains("MAP_HUGETLB"),
+                    "huge pages either used or the reason logged: " + t.pool().hugePageFailure());
+            // a slice of an allocated buffer is registered already: same key, no new region
+            RegisteredBuffer slice = t.register(a.segment().asSlice(4096, 8192));
+            assertEquals(a.remote().key(), slice.remote().key());
+            assertEquals(address + 4096, slice.remote().address());
+            a.close();
+            RegisteredBuffer again = t.allocate((1 << 20) - 100);
+            assertEquals(address, again.segment().address(), "the freed block is handed out again");
+            assertEquals(regions, t.pool().regionCount(), "and nothing new was registered");
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment mine = arena.allocate(3 * 4096);
+                RegisteredBuffer r = t.register(mine);
+                assertSame(r, t.register(mine));
+                assertTrue(r.remote().key() != a.remote().key(), "caller memory gets a region of its own");
+            }
+            assertThrows(IllegalArgumentException.class, () -> t.register(MemorySegment.ofArray(new long[4])));
+        }
+    }
+
+    /**
+     * A receive buffer is closed after its CTS (address and rkey) went to the peer: the connection
+     * is failed and its QPs drained and destroyed before the block goes back to the pool, so when
+     * the peer then sends against that CTS, nothing lands in the block's next user; the send fails
+     * naming this rank instead.
+     */
+    @Test
+    void aBufferClosedAfterItsClearToSendIsNeverWrittenOnceReused() throws Exception {
+        long bytes = 4L << 20;
+        CountDownLatch reused = new CountDownLatch(1);
+        CountDownLatch sent = new CountDownLatch(1);
+        try (LocalGroup g = group(b -> b)) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                if (rank == 1) {
+                    RegisteredBuffer src = t.allocate(bytes);
+                    src.segment().fill((byte) 0x77);
+                    assertTrue(reused.await(60, TimeUnit.SECONDS));
+                    long send = c.isend(src, 0, bytes, 9); // matches the CTS of the closed buffer
+                    TransportException e = assertThrows(TransportException.class, () -> t.await(send, WAIT),
+                            "a send into a receiver whose QPs are gone must fail");
+                    assertEquals(0, e.peer(), e.getMessage());
+                    sent.countDown();
+                    return;
+                }
+                RegisteredBuffer dst = t.allocate(bytes);
+                long address = dst.segment().address();
+                long recv = c.irecv(dst, 0, bytes, 9);
+                c.flush();
+                long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+                while (System.nanoTime() - until < 0) {
+                    assertEquals(Transport.PENDING, t.test(recv)); // the CTS write completes meanwhile
+                }
+                dst.close();
+                TransportException e = assertThrows(TransportException.class, () -> t.await(recv, WAIT));
+                assertEquals(1, e.peer());
+                RegisteredBuffer next = t.allocate(bytes);
+                assertEquals(address, next.segment().address(), "the same block came back");
+                next.segment().fill((byte) 0x11);
+                reused.countDown();
+                assertTrue(sent.await(60, TimeUnit.SECONDS), "the peer's send did not end");
+                for (long i = 0; i < bytes; i += 512) {
+                    assertEquals(0x11, next.segment().get(ValueLayout.JAVA_BYTE, i), "byte " + i + " was written after the close");
+                }
+                assertThrows(TransportException.class, () -> c.isend(next, 0, 8, 1), "the connection stays failed");
+            });
+        }
+    }
+}
