@@ -106,13 +106,19 @@ public final class CollectiveBenchmark {
     /**
      * A JVM needs its code compiled before it is timed, which nccl-tests' few warm-ups per size
      * do not give the first (small) sizes: run every size up to {@link PerfOptions#JIT_WARMUP_MAX_BYTES}
-     * a few rounds first, so that every algorithm the policy picks there is compiled. A fixed
-     * count, not a duration: every rank must make the same calls.
+     * enough rounds first (by default {@link PerfOptions#JIT_WARMUP_CALLS} calls in all) that every
+     * algorithm the policy picks there is compiled by C2. A fixed count, not a duration: every rank
+     * must make the same calls.
      */
     private void jitWarmup(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf) {
         int n = comm.size();
         int es = o.type.byteSize();
-        for (int round = 0; round < o.jitWarmupRounds; round++) {
+        int rounds = o.jitWarmupRounds;
+        if (rounds == PerfOptions.JIT_WARMUP_AUTO) {
+            long small = sizes.stream().filter(b -> b <= PerfOptions.JIT_WARMUP_MAX_BYTES).count();
+            rounds = small == 0 ? 0 : (int) ((PerfOptions.JIT_WARMUP_CALLS + small - 1) / small);
+        }
+        for (int round = 0; round < rounds; round++) {
             for (long bytes : sizes) {
                 if (bytes > PerfOptions.JIT_WARMUP_MAX_BYTES) {
                     break;

@@ -144,6 +144,9 @@ public final class P2pPerf {
                     w.println("system,transport,test,size_bytes,iters,value,unit");
                 }
             }
+            // untimed ping-pongs first, so that C2 has compiled the send/receive/poll path before the
+            // first size is timed (its per-size skip of iters/10 leaves it in profiled tier-3 code)
+            latency(t, c, buf, Math.min(8, maxBytes), PerfOptions.JIT_WARMUP_CALLS, 0, timeout);
             for (long bytes : ByteSizes.series(minBytes, maxBytes, factor, 0)) {
                 int iters = bytes <= 8192 ? smallIters : largeIters;
                 double lat = latency(t, c, buf, bytes, iters, iters / 10 + 1, timeout);

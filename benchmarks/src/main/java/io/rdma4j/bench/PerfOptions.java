@@ -41,9 +41,19 @@ public final class PerfOptions {
     /** 0: no cap; else fewer iterations at sizes where iterations * size would exceed it. */
     public long maxIterBytes;
     public Path csv;
-    /** Rounds over the small sizes before the table, so the JIT has compiled what is timed. */
-    public int jitWarmupRounds = 100;
+    /**
+     * Rounds over the small sizes before the table, so the JIT has compiled what is timed;
+     * {@link #JIT_WARMUP_AUTO}: enough rounds for {@link #JIT_WARMUP_CALLS} calls.
+     */
+    public int jitWarmupRounds = JIT_WARMUP_AUTO;
+    public static final int JIT_WARMUP_AUTO = -1;
     public static final long JIT_WARMUP_MAX_BYTES = 256 << 10;
+    /**
+     * Calls C2 needs before the collective path runs compiled: its tier-4 thresholds are 5,000
+     * invocations / 15,000 invocations plus loop iterations, and a 100-round warm-up of a single
+     * 8 B size left the first timed column in profiled tier-3 code (5x slower than the next).
+     */
+    public static final int JIT_WARMUP_CALLS = 20_000;
     public boolean help;
     /** The arguments as given, minus --ranks, for launched ranks. */
     public List<String> forwarded = new ArrayList<>();
@@ -281,7 +291,8 @@ public final class PerfOptions {
                   -R, --repeats N         time N blocks of iterations, report the best (default 1)
                   --csv FILE              also write the results as CSV (rank 0)
                   --jit-warmup N          rounds over the sizes up to 256K before the table, so
-                                          the JIT has compiled what is timed (default 100; 0: none)
+                                          the JIT has compiled what is timed (default: enough
+                                          rounds for 20000 calls; 0: none)
                 exit status: 0 ok, 1 wrong results, 2 bad usage, 3 a rank failed
                 """.formatted(tool, chooseCollective ? "a collective" : "allreduce",
                 chooseCollective ? "  --op-kind K             allreduce reducescatter allgather broadcast (required)\n" : "");

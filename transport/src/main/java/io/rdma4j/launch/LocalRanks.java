@@ -170,7 +170,34 @@ public final class LocalRanks implements AutoCloseable {
     }
 
     private static String describeSignal(int code) {
-        return code > 128 && code < 160 ? " (killed by signal " + (code - 128) + ")" : "";
+        String signal = signalOf(code);
+        return signal.isEmpty() ? "" : " (" + signal + ")";
+    }
+
+    /**
+     * "killed by signal 9 (SIGKILL)" for an exit code that the JVM reports for a child killed by
+     * a signal (128 + signal), else the empty string.
+     */
+    public static String signalOf(int exitCode) {
+        if (exitCode <= 128 || exitCode >= 128 + 65) {
+            return "";
+        }
+        int signal = exitCode - 128;
+        String name = switch (signal) {
+            case 1 -> "SIGHUP";
+            case 2 -> "SIGINT";
+            case 3 -> "SIGQUIT";
+            case 4 -> "SIGILL";
+            case 6 -> "SIGABRT";
+            case 7 -> "SIGBUS";
+            case 8 -> "SIGFPE";
+            case 9 -> "SIGKILL";
+            case 11 -> "SIGSEGV";
+            case 13 -> "SIGPIPE";
+            case 15 -> "SIGTERM";
+            default -> null;
+        };
+        return "killed by signal " + signal + (name == null ? "" : " (" + name + ")");
     }
 
     private String running() {

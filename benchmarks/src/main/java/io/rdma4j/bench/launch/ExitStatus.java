@@ -1,5 +1,7 @@
 package io.rdma4j.bench.launch;
 
+import io.rdma4j.launch.LocalRanks;
+
 /** Exit statuses of the benchmark tools, and how the launcher describes a rank's status. */
 public final class ExitStatus {
     public static final int OK = 0;
@@ -10,26 +12,15 @@ public final class ExitStatus {
     private ExitStatus() {
     }
 
-    /** Words for a child's exit status (the JVM reports a signal death as 128 + signal). */
+    /** Words for a rank's exit status (the JVM reports a signal death as 128 + signal). */
     public static String describe(int status) {
+        String signal = LocalRanks.signalOf(status);
         return switch (status) {
             case OK -> "success";
             case WRONG_RESULTS -> "wrong results";
             case USAGE -> "bad usage";
             case FAILED -> "failed";
-            default -> status > 128 && status < 128 + 65 ? "killed by signal " + (status - 128) + signalName(status - 128)
-                    : "exit status " + status;
-        };
-    }
-
-    private static String signalName(int signal) {
-        return switch (signal) {
-            case 9 -> " (SIGKILL)";
-            case 15 -> " (SIGTERM)";
-            case 6 -> " (SIGABRT)";
-            case 11 -> " (SIGSEGV)";
-            case 2 -> " (SIGINT)";
-            default -> "";
+            default -> signal.isEmpty() ? "exit status " + status : signal;
         };
     }
 }

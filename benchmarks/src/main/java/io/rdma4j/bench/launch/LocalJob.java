@@ -1,42 +1,38 @@
 package io.rdma4j.bench.launch;
 
+import io.rdma4j.launch.LocalRanks;
+import io.rdma4j.launch.RankOutcome;
 import io.rdma4j.transport.bootstrap.TcpStore;
 import io.rdma4j.transport.bootstrap.TcpStoreServer;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 /**
- * Runs one job of N ranks on this host, each a separate JVM running {@code mainClass}, the way
- * torchrun does: every rank gets the env:// contract (MASTER_ADDR, MASTER_PORT, RANK,
- * WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE) and a fresh job token. The launcher itself serves
- * the bootstrap store on a port the kernel picked (so there is no window in which another
- * process can take a "free" port), and the ranks connect to it as clients.
+ * One benchmark job of N ranks on this host, each a JVM running {@code mainClass} with this
+ * JVM's options and class path: what a benchmark tool adds to {@link LocalRanks} (which starts,
+ * watches and stops the ranks). The tool serves the bootstrap store itself on a port the kernel
+ * picked (so no other process can take a "free" port in between) and hands the ranks the env://
+ * contract (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE) with a
+ * fresh job token.
  *
  * <p>Rank 0's lines go to {@code out} and {@code err} as they are (it prints the results); the
- * other ranks' lines go to {@code err} prefixed with {@code [rank r]}. When a rank exits with a
- * non-zero status, the others are stopped and {@link #run} returns that status, having said
- * which rank it was.
+ * other ranks' lines go to {@code err} prefixed with {@code [rank r]}. When a rank exits non-zero
+ * the others are stopped, the rank is named, and {@link #run} returns a tool status
+ * ({@link ExitStatus}).
  */
 public final class LocalJob {
     /** How long stopped ranks get to exit before they are killed. */
-    private static final long STOP_GRACE_MS = 5_000;
+    private static final Duration STOP_GRACE = Duration.ofSeconds(5);
 
     private final String tool;
     private final String mainClass;
@@ -60,30 +56,22 @@ public final class LocalJob {
         this.err = err;
     }
 
-    /** Starts every rank, waits for all of them; returns 0 or the status of the first rank that failed. */
+    /** Starts every rank, waits for all of them; returns OK, or WRONG_RESULTS / FAILED for the first that failed. */
     public int run() {
-        byte[] secret = new byte[16];
-        new SecureRandom().nextBytes(secret);
-        String token = HexFormat.of().formatHex(secret);
+        String token = HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
         InetAddress loopback = InetAddress.getLoopbackAddress();
-        try (TcpStoreServer store = TcpStoreServer.start(new InetSocketAddress(loopback, 0), token)) {
-            Process[] procs = new Process[ranks];
-            List<Thread> pumps = new ArrayList<>();
-            Thread stopper = new Thread(() -> stopAll(procs, -1), "rdma4j-launch-stop");
+        try (TcpStoreServer store = TcpStoreServer.start(new InetSocketAddress(loopback, 0), token);
+             LocalRanks job = LocalRanks.builder()
+                     .ranks(ranks)
+                     .command(command())
+                     .environment(r -> environment(r, loopback.getHostAddress(), store.port(), token))
+                     .output(this::line)
+                     .gracePeriod(STOP_GRACE)
+                     .start()) {
+            Thread stopper = new Thread(() -> job.stop(tool + " was terminated"), "rdma4j-launch-stop");
             Runtime.getRuntime().addShutdownHook(stopper); // Ctrl-C must not leave ranks behind
             try {
-                for (int r = 0; r < ranks; r++) {
-                    procs[r] = start(r, loopback.getHostAddress(), store.port(), token, pumps);
-                }
-                int status = await(procs);
-                for (Thread t : pumps) {
-                    t.join(STOP_GRACE_MS);
-                }
-                return status;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                stopAll(procs, -1);
-                return ExitStatus.FAILED;
+                return status(job, job.await(LocalRanks.NO_LIMIT));
             } finally {
                 try {
                     Runtime.getRuntime().removeShutdownHook(stopper);
@@ -91,113 +79,68 @@ public final class LocalJob {
                     // the hook is running already
                 }
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return ExitStatus.FAILED;
+        } catch (RuntimeException e) {
+            err.println(tool + ": " + e.getMessage());
+            return ExitStatus.FAILED;
         }
     }
 
-    private Process start(int rank, String host, int port, String token, List<Thread> pumps) {
+    private int status(LocalRanks job, RankOutcome o) {
+        switch (o.kind()) {
+            case SUCCEEDED -> {
+                return ExitStatus.OK;
+            }
+            case RANK_FAILED -> {
+                List<Integer> stopped = new ArrayList<>();
+                for (int r = 0; r < o.exitCodes().size(); r++) {
+                    if (r != o.rank() && o.exitCodes().get(r) != 0) {
+                        stopped.add(r);
+                    }
+                }
+                err.printf("%s: rank %d (pid %d) exited: %s%s%n", tool, o.rank(), job.process(o.rank()).pid(),
+                        ExitStatus.describe(o.exitCode()),
+                        stopped.isEmpty() ? "" : "; stopped rank(s) " + stopped);
+                return o.exitCode() == ExitStatus.WRONG_RESULTS ? ExitStatus.WRONG_RESULTS : ExitStatus.FAILED;
+            }
+            default -> {
+                err.println(tool + ": " + o.detail());
+                return ExitStatus.FAILED;
+            }
+        }
+    }
+
+    private void line(int rank, boolean stderr, String line) {
+        if (rank == 0) {
+            (stderr ? err : out).println(line);
+        } else {
+            err.println("[rank " + rank + "] " + line);
+        }
+    }
+
+    private List<String> command() {
         List<String> cmd = new ArrayList<>();
-        cmd.add(javaExecutable());
+        cmd.add(ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java"));
         cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(mainClass);
         cmd.addAll(args);
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        Map<String, String> env = pb.environment();
-        env.putAll(extraEnv);
+        return cmd;
+    }
+
+    private Map<String, String> environment(int rank, String host, int port, String token) {
+        Map<String, String> env = new HashMap<>(extraEnv);
         env.put(TcpStore.ENV_MASTER_ADDR, host);
         env.put(TcpStore.ENV_MASTER_PORT, Integer.toString(port));
         env.put(TcpStore.ENV_JOB_TOKEN, token);
-        env.put(TcpStore.ENV_STORE_SERVER, "0"); // the launcher serves the store
+        env.put(TcpStore.ENV_STORE_SERVER, "0"); // this process serves the store
         env.put("RANK", Integer.toString(rank));
         env.put("WORLD_SIZE", Integer.toString(ranks));
         env.put("LOCAL_RANK", Integer.toString(rank));
         env.put("LOCAL_WORLD_SIZE", Integer.toString(ranks));
-        Process p;
-        try {
-            p = pb.start();
-        } catch (IOException e) {
-            throw new UncheckedIOException(tool + ": cannot start rank " + rank + " (" + cmd.getFirst() + "): "
-                    + e.getMessage(), e);
-        }
-        try {
-            p.getOutputStream().close(); // ranks read no input
-        } catch (IOException e) {
-            // nothing to close
-        }
-        String prefix = rank == 0 ? "" : "[rank " + rank + "] ";
-        pumps.add(pump(p.getInputStream(), rank == 0 ? out : err, prefix, rank));
-        pumps.add(pump(p.getErrorStream(), err, prefix, rank));
-        return p;
-    }
-
-    private static Thread pump(InputStream in, PrintStream to, String prefix, int rank) {
-        return Thread.ofPlatform().daemon().name("rdma4j-launch-out-" + rank).start(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    to.println(prefix + line);
-                    to.flush();
-                }
-            } catch (IOException e) {
-                // the rank is gone; its exit status tells the story
-            }
-        });
-    }
-
-    /** Waits for every rank; on the first non-zero exit, stops the rest and names the rank. */
-    private int await(Process[] procs) throws InterruptedException {
-        BlockingQueue<Integer> exited = new LinkedBlockingQueue<>();
-        for (int r = 0; r < procs.length; r++) {
-            int rank = r;
-            procs[r].onExit().thenRun(() -> exited.add(rank));
-        }
-        int status = ExitStatus.OK;
-        for (int remaining = procs.length; remaining > 0; remaining--) {
-            int r = exited.take();
-            int code = procs[r].exitValue();
-            if (code != ExitStatus.OK && status == ExitStatus.OK) {
-                status = code == ExitStatus.WRONG_RESULTS ? code : ExitStatus.FAILED;
-                List<Integer> alive = new ArrayList<>();
-                for (int q = 0; q < procs.length; q++) {
-                    if (procs[q].isAlive()) {
-                        alive.add(q);
-                    }
-                }
-                err.printf("%s: rank %d (pid %d) exited: %s%s%n", tool, r, procs[r].pid(), ExitStatus.describe(code),
-                        alive.isEmpty() ? "" : "; stopping rank(s) " + alive);
-                stopAll(procs, r);
-            }
-        }
-        return status;
-    }
-
-    /** SIGTERM to every live rank, SIGKILL to those still alive after the grace period. */
-    private static void stopAll(Process[] procs, int except) {
-        for (int q = 0; q < procs.length; q++) {
-            if (q != except && procs[q] != null && procs[q].isAlive()) {
-                procs[q].destroy();
-            }
-        }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_GRACE_MS);
-        for (Process p : procs) {
-            if (p == null) {
-                continue;
-            }
-            try {
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || !p.waitFor(left, TimeUnit.NANOSECONDS)) {
-                    p.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                p.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private static String javaExecutable() {
-        return ProcessHandle.current().info().command()
-                .orElse(System.getProperty("java.home") + "/bin/java");
+        return env;
     }
 }

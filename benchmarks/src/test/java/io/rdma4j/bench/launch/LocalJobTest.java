@@ -38,7 +38,7 @@ class LocalJobTest {
         String log = buf.toString(StandardCharsets.UTF_8);
         assertEquals(ExitStatus.FAILED, status, log);
         assertTrue(log.contains("test: rank 1 (pid "), log);
-        assertTrue(log.contains("exited: failed; stopping rank(s) [0, 2]"), log);
+        assertTrue(log.contains("exited: failed; stopped rank(s) [0, 2]"), log);
         // the survivors sleep for 120 s: only the launcher stopping them ends the job this soon
         assertTrue(seconds < 60, "took " + seconds + " s");
     }

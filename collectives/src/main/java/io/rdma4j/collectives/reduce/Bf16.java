@@ -15,11 +15,20 @@ public final class Bf16 {
      * infinity, and values beyond the bf16 range become infinities.
      */
     public static short fromFloat(float value) {
-        int bits = Float.floatToRawIntBits(value);
-        if ((bits & 0x7FFF_FFFF) > 0x7F80_0000) {
-            return (short) ((bits >>> 16) | 0x0040);
-        }
-        int lsb = (bits >>> 16) & 1;
-        return (short) ((bits + 0x7FFF + lsb) >>> 16);
+        return fromBits(Float.floatToRawIntBits(value));
+    }
+
+    /** {@link #fromFloat} of the fp32 with these raw bits. */
+    public static short fromBits(int bits) {
+        return (short) roundBits(bits);
+    }
+
+    /** {@link #fromBits} in the low 16 bits of an int (kernels narrow to short in a separate pass). */
+    static int roundBits(int bits) {
+        int rounded = (bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16;
+        // all ones for a NaN (magnitude above +inf), else zero: a select without a branch, so the
+        // kernels' loops stay straight-line (and vectorizable) whatever the data
+        int nan = (0x7F80_0000 - (bits & 0x7FFF_FFFF)) >> 31;
+        return (rounded & ~nan) | (((bits >>> 16) | 0x0040) & nan);
     }
 }
