@@ -20,7 +20,8 @@ public final class VerbsPerf {
         System.exit(run(args, System.out, System.err));
     }
 
-    static int run(String[] args, PrintStream out, PrintStream err) {
+    /** Runs one side of a test; returns the exit status (see {@link ExitStatus}). */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
         PerfParams p;
         try {
             p = PerfParams.parse(args);

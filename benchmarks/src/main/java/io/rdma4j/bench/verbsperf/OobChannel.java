@@ -63,9 +63,9 @@ final class OobChannel implements AutoCloseable {
                 long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
                 s.connect(new InetSocketAddress(host, port), (int) Math.min(left, Integer.MAX_VALUE));
                 return new OobChannel(s, timeoutSeconds);
-            } catch (ConnectException | NoRouteToHostException e) {
+            } catch (ConnectException | NoRouteToHostException | SocketTimeoutException e) {
                 s.close();
-                if (System.nanoTime() > deadline) {
+                if (System.nanoTime() >= deadline) {
                     throw new IOException("no verbs-perf server listening on " + host + ":" + port + " within "
                             + timeoutSeconds + " s (" + e.getMessage() + ")", e);
                 }

@@ -3,6 +3,7 @@ package io.rdma4j.bench.verbsperf;
 import io.rdma4j.verbs.Mtu;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.stream.IntStream;
 
@@ -41,8 +42,10 @@ public final class PerfParams {
     /** Inline size (-I); -1 = perftest's default for the mode and device. */
     private final int inlineSize;
     public final boolean noPeak;
-    /** Unmeasured iterations run before each size (lets the JIT compile the loop). */
-    public final int warmupIters;
+    /** Iterations of one unmeasured warm-up round (see {@link #warmupRound}); -1 = by test and size, 0 = none. */
+    private final int warmupIters;
+    /** Most warm-up rounds per size (rounds stop earlier, once the JIT is quiet). */
+    public final int warmupRounds;
     /** Limit of every out-of-band wait (connect, exchange, barrier) in seconds. */
     public final int oobTimeoutSeconds;
     public final boolean help;
@@ -53,14 +56,18 @@ public final class PerfParams {
         ibPort = b.ibPort;
         gidIndex = b.gidIndex;
         all = b.all;
+        if ((all ? 1 : 0) + (b.size > 0 ? 1 : 0) + (b.sizeList != null ? 1 : 0) > 1) {
+            throw new IllegalArgumentException("give only one of -s, -a and --sizes");
+        }
         int size = b.size > 0 ? b.size : mode.defaultSize();
-        sizes = all ? IntStream.rangeClosed(1, 23).map(i -> 1 << i).toArray() : new int[]{size};
+        sizes = all ? IntStream.rangeClosed(1, 23).map(i -> 1 << i).toArray()
+                : b.sizeList != null ? b.sizeList : new int[]{size};
         iters = b.iters > 0 ? b.iters : mode.defaultIters();
         txDepth = Math.min(b.txDepth > 0 ? b.txDepth : mode.defaultTxDepth(), iters);
         rxDepth = mode.usesReceives() ? Math.min(b.rxDepth > 0 ? b.rxDepth : DEFAULT_RX_DEPTH, iters) : 1;
         postList = b.postList;
         int q = b.cqMod > 0 ? b.cqMod : DEFAULT_CQ_MOD;
-        if (mode.isBandwidth() && !all && size > CQ_MOD_SIZE_LIMIT && b.cqMod == 0) {
+        if (mode.isBandwidth() && sizes.length == 1 && size > CQ_MOD_SIZE_LIMIT && b.cqMod == 0) {
             q = 1; // completions are rare enough at this size; moderation would only skew the peak
         }
         if (postList > 1) {
@@ -88,13 +95,30 @@ public final class PerfParams {
         serverHost = b.serverHost;
         inlineSize = b.inlineSize;
         noPeak = b.noPeak || iters > 20000;
-        warmupIters = b.warmupIters >= 0 ? b.warmupIters : (mode.isBandwidth() ? 0 : Math.min(iters, 1000));
+        warmupIters = b.warmupIters;
+        warmupRounds = b.warmupRounds;
         oobTimeoutSeconds = b.oobTimeoutSeconds;
         help = b.help;
     }
 
     public boolean isServer() {
         return serverHost == null;
+    }
+
+    /**
+     * Iterations per warm-up round for messages of {@code size}: as given, else 5000 round trips
+     * for latency tests and about 8 MiB of writes (32..5000 messages) for bandwidth.
+     */
+    public int warmupRound(int size) {
+        if (warmupIters >= 0) {
+            return warmupIters;
+        }
+        return mode.isBandwidth() ? Math.clamp((8 << 20) / size, 32, 5000) : 5000;
+    }
+
+    /** The longest warm-up round any size needs (for sizing the timestamp arrays). */
+    int maxWarmupRound() {
+        return warmupIters >= 0 ? warmupIters : 5000;
     }
 
     public int maxSize() {
@@ -111,8 +135,8 @@ public final class PerfParams {
      * with different options fail at once instead of waiting for each other.
      */
     String fingerprint() {
-        return mode.modeName() + " sizes=" + (all ? "all" : Integer.toString(sizes[0])) + " iters=" + iters
-                + " warmup=" + warmupIters;
+        return mode.modeName() + " sizes=" + Arrays.toString(sizes) + " iters=" + iters
+                + " warmup=" + (warmupIters < 0 ? "auto" : Integer.toString(warmupIters)) + "x" + warmupRounds;
     }
 
     public static PerfParams parse(String[] args) {
@@ -179,9 +203,11 @@ public final class PerfParams {
         CQ_MOD("Q", "cq-mod", true),
         RX_DEPTH("r", "rx-depth", true),
         SIZE("s", "size", true),
+        SIZES(null, "sizes", true),
         TX_DEPTH("t", "tx-depth", true),
         GID_INDEX("x", "gid-index", true),
         WARMUP(null, "warmup", true),
+        WARMUP_ROUNDS(null, "warmup-rounds", true),
         OOB_TIMEOUT(null, "oob-timeout", true);
 
         final String shortName;
@@ -219,9 +245,11 @@ public final class PerfParams {
                 case CQ_MOD -> b.cqMod = number(given, v, 1, 1024);
                 case RX_DEPTH -> b.rxDepth = number(given, v, 1, MAX_DEPTH);
                 case SIZE -> b.size = number(given, v, 1, MAX_SIZE);
+                case SIZES -> b.sizeList = sizeList(given, v);
                 case TX_DEPTH -> b.txDepth = number(given, v, 1, MAX_DEPTH);
                 case GID_INDEX -> b.gidIndex = number(given, v, 0, 255);
                 case WARMUP -> b.warmupIters = number(given, v, 0, 100_000_000);
+                case WARMUP_ROUNDS -> b.warmupRounds = number(given, v, 2, 1000);
                 case OOB_TIMEOUT -> b.oobTimeoutSeconds = number(given, v, 1, 86_400);
             }
         }
@@ -240,6 +268,20 @@ public final class PerfParams {
         return (int) n;
     }
 
+    /** A comma-separated list of sizes, ascending (an extension: perftest has only -s and -a). */
+    private static int[] sizeList(String option, String v) {
+        String[] parts = v.split(",");
+        int[] list = new int[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            list[i] = number(option, parts[i], 1, MAX_SIZE);
+            if (i > 0 && list[i] <= list[i - 1]) {
+                throw new IllegalArgumentException("option " + option + ": sizes must ascend, " + list[i]
+                        + " follows " + list[i - 1]);
+            }
+        }
+        return list;
+    }
+
     private static Mtu mtu(String option, String v) {
         int bytes = number(option, v, 256, 4096);
         for (Mtu m : Mtu.values()) {
@@ -256,6 +298,7 @@ public final class PerfParams {
         int ibPort = 1;
         int gidIndex = -1;
         int size;
+        int[] sizeList;
         boolean all;
         int iters;
         int txDepth;
@@ -268,6 +311,7 @@ public final class PerfParams {
         int inlineSize = -1;
         boolean noPeak;
         int warmupIters = -1;
+        int warmupRounds = 30;
         int oobTimeoutSeconds = 300;
         boolean help;
 
@@ -291,6 +335,7 @@ public final class PerfParams {
                   -m, --mtu=<mtu>           path MTU 256..4096 (default: the port's active MTU)
                   -s, --size=<bytes>        message size (default 65536 for bw, 2 for lat)
                   -a, --all                 all sizes 2 .. 2^23
+                      --sizes=<a,b,...>     these sizes, ascending, in one run (not in perftest)
                   -n, --iters=<n>           iterations (default 5000 for bw, 1000 for lat; at least 5)
                   -t, --tx-depth=<n>        send queue depth (default 128 for bw, 1 for lat)
                   -r, --rx-depth=<n>        receive queue depth of send_lat (default 512)
@@ -301,8 +346,10 @@ public final class PerfParams {
                   -N, --noPeak              skip the peak bandwidth calculation (implied above 20000 iterations)
                   -p, --port=<port>         TCP port of the out-of-band exchange (default 18515)
                   -F, --CPU-freq            accepted and ignored (times come from System.nanoTime)
-                      --warmup=<n>          unmeasured iterations before each size (default: latency tests
-                                            min(iters, 1000), bw 0), so the JIT has compiled the loop
+                      --warmup=<n>          iterations per unmeasured warm-up round before each size; rounds
+                                            repeat until the JIT is quiet (default: 5000 for latency, about
+                                            8 MiB of writes for bw; 0 = no warm-up)
+                      --warmup-rounds=<n>   most warm-up rounds per size (default 30)
                       --oob-timeout=<secs>  limit of every out-of-band wait (default 300)
                   -h, --help                this text
                 """;

@@ -40,8 +40,8 @@ final class PerfReport {
             out.println(" GID index       : " + e.gidIndex);
         }
         out.println(" Max inline data : " + e.inlineSize + "[B]");
-        if (p.warmupIters > 0) {
-            out.println(" Warm-up iters   : " + p.warmupIters);
+        if (p.warmupRound(p.sizes[0]) > 0 && (p.mode.isBandwidth() ? !p.isServer() : true)) {
+            out.println(" Warm-up         : until the JIT is quiet, at most " + p.warmupRounds + " rounds");
         }
         out.println(" Data ex. method : Ethernet (TCP)");
         out.println(LINE);

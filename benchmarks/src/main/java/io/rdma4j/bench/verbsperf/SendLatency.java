@@ -31,7 +31,7 @@ final class SendLatency implements AutoCloseable {
         this.e = e;
         this.p = p;
         this.oob = oob;
-        this.posted = new long[Math.max(p.iters, p.warmupIters)];
+        this.posted = new long[Math.max(p.iters, p.maxWarmupRound())];
         this.scratch = new long[posted.length];
         this.guard = new StallGuard(p.oobTimeoutSeconds * 1_000_000_000L, oob.peer());
     }

@@ -56,6 +56,10 @@ public final class VerbsPerfRun {
             // perftest's server only waits; this one also prints each row and checks that the
             // client's bytes arrived where they were written
             for (int size : p.sizes) {
+                if (p.warmupRound(size) > 0 && !JitWarmup.settle(30_000)) {
+                    System.err.println("verbs-perf: this JVM's compiler or GC threads are still busy after 30 s; "
+                            + "they may slow the client's measurement of size " + size);
+                }
                 oob.barrier("write_bw " + size);
                 report.row(BandwidthResult.fromValues(oob.receiveValues("the write_bw results of size " + size)));
                 checkPattern(e.buf, e.half, size);
@@ -67,10 +71,8 @@ public final class VerbsPerfRun {
             for (int size : p.sizes) {
                 bw.prepare(size);
                 oob.barrier("write_bw " + size);
-                if (p.warmupIters > 0) {
-                    bw.run(p.warmupIters);
-                }
-                BandwidthResult r = bw.run(p.iters);
+                warmUp(() -> bw.run(p.warmupRound(size), false), null, size);
+                BandwidthResult r = bw.run(p.iters, true);
                 report.row(r);
                 oob.sendValues(r.toValues());
             }
@@ -82,9 +84,7 @@ public final class VerbsPerfRun {
         try (SendLatency lat = new SendLatency(e, p, oob)) {
             for (int size : p.sizes) {
                 lat.prepare(size);
-                if (p.warmupIters > 0) {
-                    lat.run(p.warmupIters, false);
-                }
+                warmUp(() -> lat.run(p.warmupRound(size), false), oob, size);
                 report.row(lat.run(p.iters, true));
             }
         }
@@ -95,11 +95,20 @@ public final class VerbsPerfRun {
         try (WriteLatency lat = new WriteLatency(e, p, oob, remote)) {
             for (int size : p.sizes) {
                 lat.prepare(size);
-                if (p.warmupIters > 0) {
-                    lat.run(p.warmupIters, false);
-                }
+                warmUp(() -> lat.run(p.warmupRound(size), false), oob, size);
                 report.row(lat.run(p.iters, true));
             }
+        }
+    }
+
+    private void warmUp(JitWarmup.Round round, OobChannel peer, int size) throws IOException {
+        if (p.warmupRound(size) == 0) {
+            return;
+        }
+        int rounds = JitWarmup.untilQuiet(round, peer, p.warmupRounds);
+        if (rounds == p.warmupRounds) {
+            System.err.println("verbs-perf: the JIT was still busy after " + rounds + " warm-up rounds of size " + size
+                    + "; the measurement may include compilation (raise --warmup-rounds)");
         }
     }
 

@@ -32,7 +32,7 @@ final class WriteBandwidth implements AutoCloseable {
         this.e = e;
         this.p = p;
         this.wrs = new SendWorkRequests(p.postList, 1);
-        this.posted = new long[Math.max(p.iters, p.warmupIters)];
+        this.posted = new long[Math.max(p.iters, p.maxWarmupRound())];
         this.completed = new long[posted.length];
         this.remoteAddress = remote.vaddr();
         this.rkey = remote.rkey();
@@ -61,8 +61,8 @@ final class WriteBandwidth implements AutoCloseable {
         wrs.setRdma(w, remoteAddress + offset, rkey);
     }
 
-    /** Runs {@code iters} writes; returns the report row. */
-    BandwidthResult run(int iters) {
+    /** Runs {@code iters} writes; returns the report row when {@code measure}. */
+    BandwidthResult run(int iters, boolean measure) {
         int l = p.postList;
         int q = p.cqMod;
         int depth = p.txDepth;
@@ -108,7 +108,7 @@ final class WriteBandwidth implements AutoCloseable {
         if (!peak) {
             completed[0] = System.nanoTime();
         }
-        return BandwidthResult.compute(size, iters, l, q, posted, completed, !peak);
+        return measure ? BandwidthResult.compute(size, iters, l, q, posted, completed, !peak) : null;
     }
 
     @Override

@@ -35,7 +35,7 @@ final class WriteLatency implements AutoCloseable {
         this.e = e;
         this.p = p;
         this.oob = oob;
-        this.posted = new long[Math.max(p.iters, p.warmupIters)];
+        this.posted = new long[Math.max(p.iters, p.maxWarmupRound())];
         this.scratch = new long[posted.length];
         this.remoteAddress = remote.vaddr();
         this.rkey = remote.rkey();

@@ -27,7 +27,10 @@ class PerfParamsTest {
         assertEquals(1, bw.cqMod, "above 8 KiB perftest turns CQ moderation off unless -Q is given");
         assertEquals(1, bw.postList);
         assertEquals(18515, bw.tcpPort);
-        assertEquals(0, bw.warmupIters);
+        assertEquals(128, bw.warmupRound(65536), "bw warm-up rounds write about 8 MiB");
+        assertEquals(32, bw.warmupRound(1 << 20));
+        assertEquals(5000, bw.warmupRound(64));
+        assertEquals(30, bw.warmupRounds);
 
         PerfParams lat = parse("send_lat", "198.18.0.1");
         assertFalse(lat.isServer());
@@ -37,7 +40,10 @@ class PerfParamsTest {
         assertEquals(1, lat.txDepth);
         assertEquals(512, lat.rxDepth);
         assertEquals(1, lat.cqMod, "CQ moderation never exceeds the TX depth");
-        assertEquals(1000, lat.warmupIters);
+        assertEquals(5000, lat.warmupRound(2));
+        assertEquals(0, parse("send_lat", "--warmup=0").warmupRound(2), "--warmup=0 turns the warm-up off");
+        assertEquals(7, parse("send_lat", "--warmup", "7", "--warmup-rounds=3").warmupRound(2));
+        assertEquals(3, parse("send_lat", "--warmup-rounds=3").warmupRounds);
         assertEquals(236, lat.inlineSize("mlx5_0"));
         assertEquals(0, lat.inlineSize("rxe0"), "perftest does not know Soft-RoCE and turns inline off");
         assertEquals(220, parse("write_lat").inlineSize("mlx5_0"));
@@ -74,6 +80,17 @@ class PerfParamsTest {
         assertEquals(23, sizes.length);
         assertEquals(2, sizes[0]);
         assertEquals(PerfParams.MAX_SIZE, sizes[22]);
+    }
+
+    @Test
+    void sizeListRunsSeveralSizesInOneProcess() {
+        PerfParams p = parse("write_lat", "--sizes=2,64,4096");
+        assertArrayEquals(new int[]{2, 64, 4096}, p.sizes);
+        assertEquals(4096, p.maxSize());
+        assertEquals(100, parse("write_bw", "--sizes", "64,65536").cqMod, "a list keeps moderation, like -a");
+        assertThrows(IllegalArgumentException.class, () -> parse("write_lat", "--sizes=64,2"));
+        assertThrows(IllegalArgumentException.class, () -> parse("write_lat", "--sizes=64", "-s", "2"));
+        assertThrows(IllegalArgumentException.class, () -> parse("write_lat", "-a", "-s", "2"));
     }
 
     @Test
