@@ -93,7 +93,11 @@ class VerbsPerfSoftRoceTest {
             assertEquals(200, r[1]);
             assertTrue(r[3] > 0, "average bandwidth " + r[3]);
             assertTrue(r[2] >= r[3] * 0.999, "the peak is the best stretch, never below the average: " + r[2]);
-            assertEquals(r[3] * 0x100000 / sizes[i] / 1e6, r[4], r[4] * 0.01 + 1e-6, "message rate = bw / size");
+            // The average is printed with 2 decimals: at emulated rates (0.1 MB/s for 64 B) that
+            // rounding, not the computation, dominates the difference.
+            double printedBwError = 0.005 * 0x100000 / sizes[i] / 1e6;
+            assertEquals(r[3] * 0x100000 / sizes[i] / 1e6, r[4], r[4] * 0.01 + printedBwError + 1e-6,
+                    "message rate = bw / size");
         }
         List<double[]> server = sides[0].rows();
         assertEquals(3, server.size(), sides[0].out());
