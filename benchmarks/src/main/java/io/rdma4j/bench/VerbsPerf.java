@@ -35,7 +35,7 @@ public final class VerbsPerf {
             return ExitStatus.OK;
         }
         try {
-            new VerbsPerfRun(p, out).run();
+            new VerbsPerfRun(p, out, err).run();
             return ExitStatus.OK;
         } catch (IOException | RuntimeException e) {
             out.flush();

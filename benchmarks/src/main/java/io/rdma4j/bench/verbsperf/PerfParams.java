@@ -352,6 +352,8 @@ public final class PerfParams {
                       --warmup-rounds=<n>   most warm-up rounds per size (default 30)
                       --oob-timeout=<secs>  limit of every out-of-band wait (default 300)
                   -h, --help                this text
+                On few CPUs, pin each side (taskset) and run the JVM with RDMA4J_JAVA_OPTS=-XX:+UseSerialGC:
+                the measured loops allocate nothing, and no collector thread then competes with the polling one.
                 """;
     }
 }

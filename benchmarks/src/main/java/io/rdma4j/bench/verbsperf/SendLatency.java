@@ -74,9 +74,9 @@ final class SendLatency implements AutoCloseable {
                 }
             }
             if (scnt < iters) {
-                if (measure) {
-                    posted[scnt] = System.nanoTime();
-                }
+                // stamped in warm-up rounds too: a branch the warm-up never took would be compiled
+                // as a trap, and the measured run would pay for the deoptimisation and recompile
+                posted[scnt] = System.nanoTime();
                 scnt++;
                 boolean signalled = scnt % q == 0 || scnt == iters;
                 send.setFlags(0, signalled ? flags | SendFlags.SIGNALED : flags);

@@ -15,11 +15,14 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 public final class VerbsPerfRun {
     private final PerfParams p;
     private final PrintStream out;
+    private final PrintStream err;
     private final PerfReport report;
 
-    public VerbsPerfRun(PerfParams p, PrintStream out) {
+    /** {@code out} gets the report, {@code err} the warnings. */
+    public VerbsPerfRun(PerfParams p, PrintStream out, PrintStream err) {
         this.p = p;
         this.out = out;
+        this.err = err;
         this.report = new PerfReport(out);
     }
 
@@ -57,7 +60,7 @@ public final class VerbsPerfRun {
             // client's bytes arrived where they were written
             for (int size : p.sizes) {
                 if (p.warmupRound(size) > 0 && !JitWarmup.settle(30_000)) {
-                    System.err.println("verbs-perf: this JVM's compiler or GC threads are still busy after 30 s; "
+                    err.println("verbs-perf: this JVM's compiler or GC threads are still busy after 30 s; "
                             + "they may slow the client's measurement of size " + size);
                 }
                 oob.barrier("write_bw " + size);
@@ -107,7 +110,7 @@ public final class VerbsPerfRun {
         }
         int rounds = JitWarmup.untilQuiet(round, peer, p.warmupRounds);
         if (rounds == p.warmupRounds) {
-            System.err.println("verbs-perf: the JIT was still busy after " + rounds + " warm-up rounds of size " + size
+            err.println("verbs-perf: the JIT was still busy after " + rounds + " warm-up rounds of size " + size
                     + "; the measurement may include compilation (raise --warmup-rounds)");
         }
     }

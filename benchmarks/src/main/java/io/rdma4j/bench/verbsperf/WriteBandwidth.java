@@ -27,6 +27,9 @@ final class WriteBandwidth implements AutoCloseable {
     private final StallGuard guard;
     private int size;
     private int baseFlags;
+    /** Message slots in the cycle buffer (1: every message at offset 0) and their distance. */
+    private int slots;
+    private long stride;
 
     WriteBandwidth(PerfEndpoint e, PerfParams p, PeerInfo remote) {
         this.e = e;
@@ -43,6 +46,8 @@ final class WriteBandwidth implements AutoCloseable {
     void prepare(int size) {
         this.size = size;
         baseFlags = size <= e.inlineSize ? SendFlags.INLINE : SendFlags.NONE;
+        stride = PerfEndpoint.stride(size);
+        slots = PerfEndpoint.cycles(size) ? (int) (PerfEndpoint.CYCLE_BUFFER / stride) : 1;
         if (p.postList > 1) {
             // one fixed list, walking through the cycle buffer within the list, as perftest builds it
             wrs.reset();
@@ -53,9 +58,7 @@ final class WriteBandwidth implements AutoCloseable {
     }
 
     private void fill(int wrId, int index, boolean signalled) {
-        long offset = PerfEndpoint.cycles(size)
-                ? (long) (index % (PerfEndpoint.CYCLE_BUFFER / PerfEndpoint.stride(size))) * PerfEndpoint.stride(size)
-                : 0;
+        long offset = (index % slots) * stride;
         int w = wrs.add(wrId, SendOpcode.RDMA_WRITE, baseFlags | (signalled ? SendFlags.SIGNALED : 0));
         wrs.addSge(w, e.mr, offset, size);
         wrs.setRdma(w, remoteAddress + offset, rkey);
@@ -67,8 +70,8 @@ final class WriteBandwidth implements AutoCloseable {
         int q = p.cqMod;
         int depth = p.txDepth;
         boolean peak = !p.noPeak;
-        long scnt = 0;
-        long ccnt = 0;
+        int scnt = 0;
+        int ccnt = 0;
         guard.progress();
         if (!peak) {
             posted[0] = System.nanoTime();
@@ -79,10 +82,10 @@ final class WriteBandwidth implements AutoCloseable {
                     // the single request is rewritten in place: next address in the cycle, signalled
                     // every q-th and at the last one
                     wrs.reset();
-                    fill((int) scnt, (int) scnt, (scnt + 1) % q == 0 || scnt == iters - 1);
+                    fill(scnt, scnt, (scnt + 1) % q == 0 || scnt == iters - 1);
                 }
                 if (peak) {
-                    posted[(int) scnt] = System.nanoTime();
+                    posted[scnt] = System.nanoTime();
                 }
                 e.qp.postSend(wrs);
                 scnt += l;
@@ -100,7 +103,7 @@ final class WriteBandwidth implements AutoCloseable {
                     }
                     ccnt += Math.min(q, iters - ccnt);
                     if (peak) {
-                        completed[(int) ccnt - 1] = System.nanoTime();
+                        completed[ccnt - 1] = System.nanoTime();
                     }
                 }
             }

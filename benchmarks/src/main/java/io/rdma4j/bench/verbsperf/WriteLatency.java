@@ -73,9 +73,9 @@ final class WriteLatency implements AutoCloseable {
                 guard.progress();
             }
             if (scnt < iters) {
-                if (measure) {
-                    posted[scnt] = System.nanoTime();
-                }
+                // stamped in warm-up rounds too: a branch the warm-up never took would be compiled
+                // as a trap, and the measured run would pay for the deoptimisation and recompile
+                posted[scnt] = System.nanoTime();
                 BYTE.setRelease(e.buf, postAt, (byte) ++scnt);
                 e.qp.postSend(send);
             }

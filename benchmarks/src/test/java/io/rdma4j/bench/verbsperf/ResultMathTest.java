@@ -72,6 +72,16 @@ class ResultMathTest {
     }
 
     @Test
+    void smallMessagesWalkThroughAPageInCacheLineStrides() {
+        assertEquals(64, PerfEndpoint.stride(2), "perftest's INC(): at least a cache line");
+        assertEquals(64, PerfEndpoint.stride(64));
+        assertEquals(128, PerfEndpoint.stride(65), "rounded up to cache lines");
+        assertEquals(2048, PerfEndpoint.stride(2048));
+        assertEquals(true, PerfEndpoint.cycles(2048), "up to half the cycle buffer");
+        assertEquals(false, PerfEndpoint.cycles(2049));
+    }
+
+    @Test
     void resultsTravelAsValues() {
         BandwidthResult r = new BandwidthResult(4096, 2000, 18.5, 17.25, 0.004416);
         assertEquals(r, BandwidthResult.fromValues(r.toValues()));
