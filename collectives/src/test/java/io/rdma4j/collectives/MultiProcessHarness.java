@@ -62,6 +62,18 @@ final class MultiProcessHarness {
         }
     }
 
+    /** Runs a fault scenario and asserts that every surviving rank printed "FAULT OK which". */
+    static void expectFault(int n, String provider, Map<String, String> extra, Duration limit, String which)
+            throws Exception {
+        String[] out = runFault(n, provider, extra, limit, which);
+        for (int r = 0; r < out.length; r++) {
+            if (out[r] != null) {
+                int rr = r;
+                assertTrue(out[r].contains("FAULT OK " + which), () -> "rank " + rr + ":\n" + out[rr]);
+            }
+        }
+    }
+
     static String[] run(int n, String provider, Map<String, String> extra, Duration limit, String... scenarios)
             throws Exception {
         try (RankProcesses ranks = RankProcesses.launch(n, ScenarioMain.class, env(provider, extra), scenarios)) {

@@ -101,11 +101,23 @@ public final class RankProcesses implements AutoCloseable {
 
     /**
      * This JVM's class path plus where the main class, the transport classes and the verbs layer
-     * (which the verbs provider needs) were loaded from (a test runner may load them through its
-     * own class loader, outside java.class.path).
+     * (which the verbs provider needs) were loaded from, and every entry of the main class's
+     * URL class loaders: a test runner (the JUnit console launcher of scripts/softroce-test) may
+     * load the tests and all their dependencies through its own loader, outside java.class.path.
      */
     private static String classPath(Class<?> mainClass) {
         java.util.LinkedHashSet<String> entries = new java.util.LinkedHashSet<>();
+        for (ClassLoader l = mainClass.getClassLoader(); l != null; l = l.getParent()) {
+            if (l instanceof java.net.URLClassLoader u) {
+                for (java.net.URL url : u.getURLs()) {
+                    try {
+                        entries.add(Path.of(url.toURI()).toString());
+                    } catch (Exception | Error ignored) {
+                        // not a file: a child JVM could not use it
+                    }
+                }
+            }
+        }
         for (Class<?> c : List.of(mainClass, RankProcesses.class, io.rdma4j.transport.Transport.class,
                 io.rdma4j.verbs.RdmaDevices.class)) {
             try {
