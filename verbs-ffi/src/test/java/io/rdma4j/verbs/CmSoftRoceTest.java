@@ -12,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -44,9 +45,11 @@ class CmSoftRoceTest {
     @Test
     void connectSendReceiveEchoAndDisconnectBetweenTwoProcesses() throws Exception {
         String serverIp = ips().get(1);
-        Process server = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", classPathOf(CmEchoServer.class, CmId.class),
-                CmEchoServer.class.getName(), serverIp).redirectErrorStream(true).start();
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED"));
+        cmd.addAll(SoftRoce.childJvmOptions());
+        cmd.addAll(List.of("-cp", classPathOf(CmEchoServer.class, CmId.class), CmEchoServer.class.getName(), serverIp));
+        Process server = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))) {
             String line = out.readLine();
             assertNotNull(line, "server exited before listening");

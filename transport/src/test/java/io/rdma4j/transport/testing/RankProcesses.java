@@ -82,6 +82,7 @@ public final class RankProcesses implements AutoCloseable {
         cmd.add("-Xmx256m");
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.addAll(io.rdma4j.verbs.testing.SoftRoce.childJvmOptions());
         cmd.add("-cp");
         cmd.add(classPath(mainClass));
         cmd.add(mainClass.getName());

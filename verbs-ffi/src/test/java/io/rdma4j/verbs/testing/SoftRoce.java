@@ -62,6 +62,17 @@ public final class SoftRoce {
         return devices;
     }
 
+    /**
+     * The options of this JVM that a child JVM started by a test must repeat: where the JVM
+     * writes its crash report ({@code -XX:ErrorFile}), so that scripts/softroce-test finds the
+     * hs_err file of a child that died under the emulator and tells an emulator crash from a test
+     * failure. Empty when this JVM was started without one.
+     */
+    public static List<String> childJvmOptions() {
+        return java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                .filter(a -> a.startsWith("-XX:ErrorFile=")).toList();
+    }
+
     /** The rxe devices scripts/softroce-vm created (for example {@code [rxe0, rxe1]}); empty outside it. */
     public static List<String> guestDevices() {
         String devices = System.getenv("RXE_DEVICES");
