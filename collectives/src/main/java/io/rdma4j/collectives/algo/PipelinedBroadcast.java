@@ -20,11 +20,7 @@ public final class PipelinedBroadcast extends CollectiveOp {
     private Group g;
     private Staging staging;
     private Descriptor identity;
-    private int parent;
-    private int[] kids = new int[8];
-    private int nKids;
-    private int[] peers = new int[9];
-    private int peerCount;
+    private final TreeLinks links = new TreeLinks();
     private RegisteredBuffer buf;
     private long base;
     private long count;
@@ -51,20 +47,7 @@ public final class PipelinedBroadcast extends CollectiveOp {
         hs.copyFrom(c.identity);
         int n = g.size();
         int r = g.rank();
-        if (kids.length < Trees.maxChildren(n)) {
-            kids = new int[Trees.maxChildren(n)];
-            peers = new int[kids.length + 1];
-        }
-        boolean small = c.count * c.elemBytes() <= smallBytes;
-        parent = small ? Trees.binomialParent(r, c.root, n) : Trees.chainParent(r, c.root, n);
-        nKids = small ? Trees.binomialChildren(r, c.root, n, kids) : Trees.chainChildren(r, c.root, n, kids);
-        peerCount = 0;
-        if (parent >= 0) {
-            peers[peerCount++] = parent;
-        }
-        for (int i = 0; i < nKids; i++) {
-            peers[peerCount++] = kids[i];
-        }
+        links.select(r, c.root, n, c.count * c.elemBytes() <= smallBytes);
         buf = c.recv;
         base = c.recvOff;
         count = c.count;
@@ -72,19 +55,19 @@ public final class PipelinedBroadcast extends CollectiveOp {
         window = o.window();
         m = (int) Partition.ceilDiv(count, Math.max(1, o.chunkBytes() / es));
         tag = g.tag(Group.LANE_DATA);
-        if (rreq.length < window || sreq.length < window * kids.length) {
+        if (rreq.length < window || sreq.length < window * links.kids.length) {
             rreq = new long[window];
-            sreq = new long[window * kids.length];
+            sreq = new long[window * links.kids.length];
         }
         nextRecv = recvDone = sent = sendDone = 0;
-        if (parent < 0) {
+        if (links.parent < 0) {
             nextRecv = recvDone = m; // the root has every chunk
         }
     }
 
     @Override
     public void start() {
-        beginHandshake(g, staging, peers, peerCount);
+        beginHandshake(g, staging, links.peers, links.peerCount);
     }
 
     @Override
@@ -94,11 +77,11 @@ public final class PipelinedBroadcast extends CollectiveOp {
         handshakeSent();
         boolean p = before != handshakePending();
         while (sendDone < sent) {
-            int b = (sendDone % window) * kids.length;
+            int b = (sendDone % window) * links.kids.length;
             boolean all = true;
-            for (int i = 0; i < nKids; i++) {
+            for (int i = 0; i < links.nKids; i++) {
                 if (sreq[b + i] != Ops.NONE) {
-                    if (Ops.done(g, kids[i], sreq[b + i])) {
+                    if (Ops.done(g, links.kids[i], sreq[b + i])) {
                         sreq[b + i] = Ops.NONE;
                     } else {
                         all = false;
@@ -115,26 +98,26 @@ public final class PipelinedBroadcast extends CollectiveOp {
             int j = nextRecv;
             long n = Partition.length(count, m, j);
             rreq[j % window] = n == 0 ? Ops.NONE
-                    : Ops.recv(g, parent, buf, base + Partition.start(count, m, j) * es, n * es, tag);
+                    : Ops.recv(g, links.parent, buf, base + Partition.start(count, m, j) * es, n * es, tag);
             nextRecv++;
             p = true;
         }
         while (recvDone < nextRecv) {
             long id = rreq[recvDone % window];
-            if (id != Ops.NONE && !Ops.done(g, parent, id)) {
+            if (id != Ops.NONE && !Ops.done(g, links.parent, id)) {
                 break;
             }
             rreq[recvDone % window] = Ops.NONE;
             recvDone++;
             p = true;
         }
-        while (ready && nKids > 0 && sent < recvDone && sent - sendDone < window) {
+        while (ready && links.nKids > 0 && sent < recvDone && sent - sendDone < window) {
             int j = sent;
             long n = Partition.length(count, m, j);
             long off = base + Partition.start(count, m, j) * es;
-            int b = (j % window) * kids.length;
-            for (int i = 0; i < nKids; i++) {
-                sreq[b + i] = n == 0 ? Ops.NONE : Ops.send(g, kids[i], buf, off, n * es, tag);
+            int b = (j % window) * links.kids.length;
+            for (int i = 0; i < links.nKids; i++) {
+                sreq[b + i] = n == 0 ? Ops.NONE : Ops.send(g, links.kids[i], buf, off, n * es, tag);
             }
             sent++;
             p = true;
@@ -144,7 +127,7 @@ public final class PipelinedBroadcast extends CollectiveOp {
 
     @Override
     public boolean isDone() {
-        return handshakePending() == 0 && recvDone == m && (nKids == 0 || (sent == m && sendDone == m));
+        return handshakePending() == 0 && recvDone == m && (links.nKids == 0 || (sent == m && sendDone == m));
     }
 
     @Override
@@ -154,8 +137,8 @@ public final class PipelinedBroadcast extends CollectiveOp {
             return w;
         }
         if (recvDone < m) {
-            return g.worldRank(parent);
+            return g.worldRank(links.parent);
         }
-        return nKids > 0 ? g.worldRank(kids[0]) : -1;
+        return links.nKids > 0 ? g.worldRank(links.kids[0]) : -1;
     }
 }

@@ -21,13 +21,9 @@ public final class TreeReduce extends CollectiveOp {
     private Group g;
     private Staging staging;
     private Descriptor identity;
+    private final TreeLinks links = new TreeLinks();
     private Reducer red;
     private int finishN;
-    private int parent;
-    private int[] kids = new int[8];
-    private int nKids;
-    private int[] peers = new int[9];
-    private int peerCount;
     private RegisteredBuffer sbuf;
     private RegisteredBuffer rbuf;
     private RegisteredBuffer stage;
@@ -57,21 +53,7 @@ public final class TreeReduce extends CollectiveOp {
         hs.copyFrom(c.identity);
         int n = g.size();
         int r = g.rank();
-        if (kids.length < Trees.maxChildren(n)) {
-            kids = new int[Trees.maxChildren(n)];
-            peers = new int[kids.length + 1];
-        }
-        boolean small = c.count * c.elemBytes() <= smallBytes;
-        // the broadcast trees, traversed leaves to root
-        parent = small ? Trees.binomialParent(r, c.root, n) : Trees.chainParent(r, c.root, n);
-        nKids = small ? Trees.binomialChildren(r, c.root, n, kids) : Trees.chainChildren(r, c.root, n, kids);
-        peerCount = 0;
-        if (parent >= 0) {
-            peers[peerCount++] = parent;
-        }
-        for (int i = 0; i < nKids; i++) {
-            peers[peerCount++] = kids[i];
-        }
+        links.select(r, c.root, n, c.count * c.elemBytes() <= smallBytes);
         red = c.reducer;
         finishN = red.needsFinish() ? c.contributors : 0;
         sbuf = c.send;
@@ -84,9 +66,9 @@ public final class TreeReduce extends CollectiveOp {
         chunkBytes = o.chunkBytes();
         m = (int) Partition.ceilDiv(count, Math.max(1, chunkBytes / es));
         tag = g.tag(Group.LANE_DATA);
-        stage = staging.data((long) (nKids + 1) * window * chunkBytes);
-        if (rreq.length < window * kids.length) {
-            rreq = new long[window * kids.length];
+        stage = staging.data((long) (links.nKids + 1) * window * chunkBytes);
+        if (rreq.length < window * links.kids.length) {
+            rreq = new long[window * links.kids.length];
             sreq = new long[window];
         }
         nextRecv = done = sendDone = 0;
@@ -98,7 +80,7 @@ public final class TreeReduce extends CollectiveOp {
 
     @Override
     public void start() {
-        beginHandshake(g, staging, peers, peerCount);
+        beginHandshake(g, staging, links.peers, links.peerCount);
     }
 
     @Override
@@ -107,26 +89,26 @@ public final class TreeReduce extends CollectiveOp {
         boolean ready = handshakeReceived();
         handshakeSent();
         boolean p = before != handshakePending();
-        while (sendDone < done && parent >= 0 && Ops.done(g, parent, sreq[sendDone % window])) {
+        while (sendDone < done && links.parent >= 0 && Ops.done(g, links.parent, sreq[sendDone % window])) {
             sendDone++;
             p = true;
         }
-        while (nKids > 0 && nextRecv < m && nextRecv - done < window) {
+        while (links.nKids > 0 && nextRecv < m && nextRecv - done < window) {
             int j = nextRecv;
             long n = Partition.length(count, m, j) * es;
-            for (int i = 0; i < nKids; i++) {
-                rreq[(j % window) * kids.length + i] = n == 0 ? Ops.NONE : Ops.recv(g, kids[i], stage, slot(i, j), n, tag);
+            for (int i = 0; i < links.nKids; i++) {
+                rreq[(j % window) * links.kids.length + i] = n == 0 ? Ops.NONE : Ops.recv(g, links.kids[i], stage, slot(i, j), n, tag);
             }
             nextRecv++;
             p = true;
         }
-        while (ready && done < m && (nKids == 0 || done < nextRecv) && (parent < 0 || done - sendDone < window)) {
+        while (ready && done < m && (links.nKids == 0 || done < nextRecv) && (links.parent < 0 || done - sendDone < window)) {
             int j = done;
-            int b = (j % window) * kids.length;
+            int b = (j % window) * links.kids.length;
             boolean all = true;
-            for (int i = 0; i < nKids; i++) {
+            for (int i = 0; i < links.nKids; i++) {
                 if (rreq[b + i] != Ops.NONE) {
-                    if (Ops.done(g, kids[i], rreq[b + i])) {
+                    if (Ops.done(g, links.kids[i], rreq[b + i])) {
                         rreq[b + i] = Ops.NONE;
                     } else {
                         all = false;
@@ -140,28 +122,28 @@ public final class TreeReduce extends CollectiveOp {
             long inOff = sBase + Partition.start(count, m, j) * es;
             RegisteredBuffer out = sbuf;
             long outOff = inOff;
-            if (parent < 0) {
+            if (links.parent < 0) {
                 out = rbuf;
                 outOff = rBase + Partition.start(count, m, j) * es;
-            } else if (nKids > 0) {
+            } else if (links.nKids > 0) {
                 out = stage;
-                outOff = slot(nKids, j);
+                outOff = slot(links.nKids, j);
             }
-            if (nKids > 0 && n > 0) {
+            if (links.nKids > 0 && n > 0) {
                 red.reduceInto(out.segment(), outOff, sbuf.segment(), inOff, stage.segment(), slot(0, j), n);
-                for (int i = 1; i < nKids; i++) {
+                for (int i = 1; i < links.nKids; i++) {
                     red.reduce(out.segment(), outOff, stage.segment(), slot(i, j), n);
                 }
             }
-            if (parent >= 0) {
-                sreq[j % window] = n == 0 ? Ops.NONE : Ops.send(g, parent, out, outOff, n * es, tag);
+            if (links.parent >= 0) {
+                sreq[j % window] = n == 0 ? Ops.NONE : Ops.send(g, links.parent, out, outOff, n * es, tag);
             } else if (finishN > 0 && n > 0) {
                 red.finish(out.segment(), outOff, n, finishN);
             }
             done++;
             p = true;
         }
-        if (parent < 0) {
+        if (links.parent < 0) {
             sendDone = done;
         }
         return p;
@@ -178,9 +160,9 @@ public final class TreeReduce extends CollectiveOp {
         if (w >= 0) {
             return w;
         }
-        if (done < m && nKids > 0) {
-            return g.worldRank(kids[0]);
+        if (done < m && links.nKids > 0) {
+            return g.worldRank(links.kids[0]);
         }
-        return parent >= 0 ? g.worldRank(parent) : -1;
+        return links.parent >= 0 ? g.worldRank(links.parent) : -1;
     }
 }
