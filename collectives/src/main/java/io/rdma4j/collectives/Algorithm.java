@@ -11,7 +11,14 @@ public enum Algorithm {
     /** Rabenseifner recursive halving/doubling (recursive doubling for small data); power-of-two groups. */
     RHD("rhd"),
     /** Hierarchical: intra-host reduce-scatter, inter-host allreduce of each shard, intra-host allgather. */
-    TWO_HOP("twohop");
+    TWO_HOP("twohop"),
+    /**
+     * Ranks of one host over the shared-memory provider, small vectors: each rank copies its
+     * vector into its shared window and reduces every rank's window in place, in rank order; no
+     * messages at all. World communicators whose transport has a
+     * {@link io.rdma4j.transport.SharedWindow}, up to the window's payload.
+     */
+    SHM("shm");
 
     private final String envName;
 
@@ -23,7 +30,7 @@ public enum Algorithm {
         return envName;
     }
 
-    /** Parses {@code ring|tree|rhd|twohop} (case-insensitive); rejects anything else with the valid names. */
+    /** Parses {@code ring|tree|rhd|twohop|shm} (case-insensitive); rejects anything else with the valid names. */
     public static Algorithm parse(String name) {
         String n = name.trim().toLowerCase(Locale.ROOT);
         for (Algorithm a : values()) {
@@ -31,6 +38,6 @@ public enum Algorithm {
                 return a;
             }
         }
-        throw new IllegalArgumentException("unknown allreduce algorithm '" + name + "' (expected ring, tree, rhd or twohop)");
+        throw new IllegalArgumentException("unknown allreduce algorithm '" + name + "' (expected ring, tree, rhd, twohop or shm)");
     }
 }

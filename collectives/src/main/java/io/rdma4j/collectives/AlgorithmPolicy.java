@@ -8,11 +8,15 @@ package io.rdma4j.collectives;
  * <ol>
  *   <li>A forced algorithm ({@code RDMA4J_ALGO} or {@link CollectiveOptions#algorithm()}) wins
  *       if it can run: {@link Algorithm#RHD} needs a power-of-two group, {@link Algorithm#TWO_HOP}
- *       needs several hosts with the same number (&gt; 1) of ranks each and a local transport;
- *       otherwise the rules below decide.</li>
- *   <li>Up to {@link #smallBytes} (latency-bound): recursive doubling ({@link Algorithm#RHD})
- *       on power-of-two groups (log2 n exchanges), else the double binary tree
- *       ({@link Algorithm#TREE}, about 2 log2 n hops).</li>
+ *       needs several hosts with the same number (&gt; 1) of ranks each and a local transport,
+ *       {@link Algorithm#SHM} needs a shared window (world communicator on the shm provider)
+ *       that holds the vector; otherwise the rules below decide.</li>
+ *   <li>Up to {@link #smallBytes} (latency-bound): {@link Algorithm#SHM} when the
+ *       communicator has a shared window that holds the vector (every rank on one host, shm
+ *       provider: one copy in, one reduction pass, no messages, as Open MPI's shared-memory
+ *       collectives); else recursive doubling ({@link Algorithm#RHD}) on power-of-two groups
+ *       (log2 n exchanges), else the double binary tree ({@link Algorithm#TREE}, about
+ *       2 log2 n hops).</li>
  *   <li>Two hosts or more with a local transport, from {@link #twoHopBytes}:
  *       {@link Algorithm#TWO_HOP} (each byte crosses the network once per host).</li>
  *   <li>Up to {@link #treeBytes} with more than two ranks: {@link Algorithm#TREE} (pipelined,
@@ -51,17 +55,31 @@ public final class AlgorithmPolicy {
         return twoHopBytes;
     }
 
+    /** Whether a communicator has a shared window ({@code windowBytes > 0}) that holds {@code bytes}. */
+    private static boolean fits(long bytes, long windowBytes) {
+        return windowBytes > 0 && bytes <= windowBytes;
+    }
+
     static boolean powerOfTwo(int n) {
         return n > 0 && (n & (n - 1)) == 0;
     }
 
-    /** Whether {@code a} can run on a group of {@code size} ranks. */
-    public static boolean runnable(Algorithm a, int size, boolean twoHopAvailable) {
+    /**
+     * Whether {@code a} can run on a group of {@code size} ranks for {@code bytes}, given the
+     * payload capacity of the communicator's shared window (0: it has none).
+     */
+    public static boolean runnable(Algorithm a, int size, long bytes, boolean twoHopAvailable, long windowBytes) {
         return switch (a) {
             case RING, TREE -> true;
             case RHD -> powerOfTwo(size);
             case TWO_HOP -> twoHopAvailable;
+            case SHM -> fits(bytes, windowBytes);
         };
+    }
+
+    /** {@link #choose(long, int, boolean, long, Algorithm)} for a communicator without a shared window. */
+    public Algorithm choose(long bytes, int size, boolean twoHopAvailable, Algorithm forced) {
+        return choose(bytes, size, twoHopAvailable, 0, forced);
     }
 
     /**
@@ -69,13 +87,17 @@ public final class AlgorithmPolicy {
      * @param size            ranks in the communicator
      * @param twoHopAvailable whether the communicator has a uniform multi-host topology and a
      *                        local (shared-memory) transport
+     * @param windowBytes     payload capacity of the communicator's shared window, 0 if none
      * @param forced          the override, or null
      */
-    public Algorithm choose(long bytes, int size, boolean twoHopAvailable, Algorithm forced) {
-        if (forced != null && runnable(forced, size, twoHopAvailable)) {
+    public Algorithm choose(long bytes, int size, boolean twoHopAvailable, long windowBytes, Algorithm forced) {
+        if (forced != null && runnable(forced, size, bytes, twoHopAvailable, windowBytes)) {
             return forced;
         }
         if (bytes <= smallBytes) {
+            if (fits(bytes, windowBytes)) {
+                return Algorithm.SHM;
+            }
             return powerOfTwo(size) ? Algorithm.RHD : Algorithm.TREE;
         }
         if (twoHopAvailable && bytes >= twoHopBytes) {

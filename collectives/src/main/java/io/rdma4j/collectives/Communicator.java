@@ -2,6 +2,7 @@ package io.rdma4j.collectives;
 
 import io.rdma4j.collectives.algo.Algorithms;
 import io.rdma4j.collectives.algo.Hierarchy;
+import io.rdma4j.collectives.algo.SharedWindowAllReduce;
 import io.rdma4j.collectives.core.Binder;
 import io.rdma4j.collectives.core.Call;
 import io.rdma4j.collectives.core.CollectiveKind;
@@ -12,6 +13,7 @@ import io.rdma4j.collectives.core.FaultBoard;
 import io.rdma4j.collectives.core.Group;
 import io.rdma4j.collectives.reduce.Reducer;
 import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.SharedWindow;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.Transports;
@@ -100,6 +102,8 @@ public final class Communicator implements AutoCloseable {
     private final Algorithms algos;
     private final Call call = new Call();
     private final Binder binder;
+    /** The small-vector allreduce through shared windows; null unless a world communicator on shm. */
+    private final SharedWindowAllReduce windowAllReduce;
     private final Object issueLock = new Object();
     private final long[] p2pSendSeq;
     private final long[] p2pRecvSeq;
@@ -115,6 +119,9 @@ public final class Communicator implements AutoCloseable {
         this.members = group.worldRanks();
         this.algos = new Algorithms(shared.policy);
         this.binder = new Binder(shared.transport, shared.engine.staging(shared.transport));
+        // splits share the transport (and so its one window) but run their own call sequence
+        SharedWindow w = world == null && group.size() > 1 ? shared.transport.sharedWindow() : null;
+        this.windowAllReduce = w == null ? null : new SharedWindowAllReduce(w, group);
         this.p2pSendSeq = new long[group.size()];
         this.p2pRecvSeq = new long[group.size()];
     }
@@ -389,7 +396,11 @@ public final class Communicator implements AutoCloseable {
 
     /** The allreduce algorithm the policy picks for {@code bytes} on this communicator. */
     public Algorithm algorithmFor(long bytes) {
-        return shared.policy.choose(bytes, size(), twoHopAvailable(), options().algorithm());
+        return shared.policy.choose(bytes, size(), twoHopAvailable(), windowBytes(), options().algorithm());
+    }
+
+    private long windowBytes() {
+        return windowAllReduce == null ? 0 : windowAllReduce.capacity();
     }
 
     private boolean twoHopAvailable() {
@@ -476,11 +487,16 @@ public final class Communicator implements AutoCloseable {
         if (op == null) {
             throw new IllegalArgumentException("reduce op must not be null");
         }
-        Algorithm a = shared.policy.choose(bytes, size(), twoHopAvailable(),
+        Algorithm a = shared.policy.choose(bytes, size(), twoHopAvailable(), windowBytes(),
                 forced != null ? forced : options().algorithm());
         Call c = begin(CollectiveKind.ALL_REDUCE, type, op, count, -1, a.ordinal());
         if (size() == 1) {
             Binder.copyIfDistinct(send, recv, bytes);
+            return;
+        }
+        if (a == Algorithm.SHM) { // the caller's segments are copied from and reduced into as they are
+            windowAllReduce.prepare(c, send, recv);
+            drive(windowAllReduce);
             return;
         }
         binder.bindInOut(c, send, recv, bytes, bytes, true);
@@ -489,6 +505,7 @@ public final class Communicator implements AutoCloseable {
             case TREE -> algos.tree(group, shared.engine, c);
             case RHD -> algos.rhd(group, shared.engine, c);
             case TWO_HOP -> algos.twoHop(shared.hierarchy, shared.engine, c);
+            case SHM -> throw new IllegalStateException("shm allreduce handled above");
         };
         drive(algo);
         binder.finishOut(c, recv, bytes);

@@ -13,8 +13,9 @@
  *       ring (reduce-scatter + allgather, chunked, pipelined, multi-channel), double binary tree,
  *       recursive doubling (eager, for small vectors) and Rabenseifner halving/doubling, two-hop
  *       hierarchical, pipelined broadcast/reduce trees, dissemination barrier, pairwise all-to-all,
- *       point-to-point. Choice: {@link io.rdma4j.collectives.AlgorithmPolicy}, override
- *       {@code RDMA4J_ALGO}.</li>
+ *       point-to-point; and, without messages, the small-vector allreduce through the shm
+ *       provider's shared windows ({@code SharedWindowAllReduce}). Choice:
+ *       {@link io.rdma4j.collectives.AlgorithmPolicy}, override {@code RDMA4J_ALGO}.</li>
  *   <li>{@code core}: the progress loop ({@code Engine}: the only place that waits, with back-off,
  *       abort, timeouts and the fault board), groups and tags ({@code ctx << 16 | lane}: split
  *       communicators share connections without sharing tags), registered staging, and the

@@ -58,14 +58,24 @@ class HierarchicalAndFaultTest {
     @Test
     void deadRankNamedOnEveryRankShm() throws Exception {
         fault(4, "shm", "death");
+        fault(4, "shm", "death-small");
+    }
+
+    @Test
+    void mismatchesDetectedOnTheSharedWindowPath() throws Exception {
+        fault(3, "shm", "mismatch-count");
+        fault(2, "shm", "mismatch-op");
     }
 
     @Test
     void silentRankBlamedAfterTimeout() throws Exception {
-        String[] out = MultiProcessHarness.runFault(3, "tcp", Map.of("RDMA4J_TIMEOUT_MS", "4000"), Duration.ofMinutes(1), "hang");
-        for (int r = 0; r < 3; r++) {
-            int rr = r;
-            assertTrue(out[r].contains("FAULT OK hang"), () -> "rank " + rr + ":\n" + out[rr]);
+        for (String provider : new String[] {"tcp", "shm"}) { // shm: waits on the shared window
+            String[] out = MultiProcessHarness.runFault(3, provider, Map.of("RDMA4J_TIMEOUT_MS", "4000"),
+                    Duration.ofMinutes(1), "hang");
+            for (int r = 0; r < 3; r++) {
+                int rr = r;
+                assertTrue(out[r].contains("FAULT OK hang"), () -> provider + " rank " + rr + ":\n" + out[rr]);
+            }
         }
     }
 

@@ -31,11 +31,14 @@ class SteadyStateAllocationTest {
                          Arena arena = Arena.ofShared()) {
                         MemorySegment small = arena.allocate(256);
                         MemorySegment large = arena.allocate(256 << 10);
-                        for (Algorithm a : new Algorithm[] {Algorithm.RHD, Algorithm.RING, Algorithm.TREE}) {
-                            MemorySegment buf = a == Algorithm.RHD ? small : large;
+                        MemorySegment heapOut = MemorySegment.ofArray(new float[64]);
+                        // SHM: the shared-window path (shm; over TCP the policy's fallback), out of place into heap
+                        for (Algorithm a : new Algorithm[] {Algorithm.RHD, Algorithm.RING, Algorithm.TREE, Algorithm.SHM}) {
+                            MemorySegment buf = a == Algorithm.RHD || a == Algorithm.SHM ? small : large;
+                            MemorySegment out = a == Algorithm.SHM ? heapOut : buf;
                             long count = buf.byteSize() / 4;
                             for (int i = 0; i < 200; i++) {
-                                c.allReduce(buf, buf, count, DataType.F32, ReduceOp.SUM, a);
+                                c.allReduce(buf, out, count, DataType.F32, ReduceOp.SUM, a);
                             }
                             // best of three rounds: a stall on a loaded machine takes the (allocating)
                             // fault-board slow path, which is not what this measures
@@ -44,7 +47,7 @@ class SteadyStateAllocationTest {
                                 long before = mx.getCurrentThreadAllocatedBytes();
                                 int calls = 200;
                                 for (int i = 0; i < calls; i++) {
-                                    c.allReduce(buf, buf, count, DataType.F32, ReduceOp.SUM, a);
+                                    c.allReduce(buf, out, count, DataType.F32, ReduceOp.SUM, a);
                                 }
                                 bytes = Math.min(bytes, (mx.getCurrentThreadAllocatedBytes() - before) / calls);
                             }

@@ -69,6 +69,16 @@ public interface Transport extends AutoCloseable {
     long await(long request, long timeoutNanos);
 
     /**
+     * This rank's {@link SharedWindow} when the provider has one (shared memory) and nobody has
+     * taken it yet, else null. At most one caller gets it per transport lifetime, because the
+     * protocol state a window carries (sequence numbers) can only restart on every rank at once
+     * when every window is new; a second communicator on the same transport uses requests.
+     */
+    default SharedWindow sharedWindow() {
+        return null;
+    }
+
+    /**
      * Fails every pending and future operation with {@code cause}; used by a communicator's
      * abort so that no rank stays blocked. Idempotent.
      */

@@ -2,8 +2,11 @@ package io.rdma4j.collectives.core;
 
 import io.rdma4j.collectives.CollectiveException;
 import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.SharedWindow;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportException;
+
+import java.lang.foreign.MemorySegment;
 
 /**
  * Transport calls as algorithms make them: on group ranks, with every transport failure turned
@@ -44,6 +47,24 @@ public final class Ops {
     /** Tests {@code req} unless it is {@link #NONE}; true once complete. */
     public static boolean done(Group g, int peer, long req) {
         return req == NONE || test(g, peer, req) != Transport.PENDING;
+    }
+
+    /** The shared window of group rank {@code peer} ({@link SharedWindow#peer}). */
+    public static MemorySegment window(Group g, SharedWindow w, int peer) {
+        try {
+            return w.peer(g.transportRank(peer));
+        } catch (TransportException e) {
+            throw peerFailure(g, peer, "shared window of", e);
+        }
+    }
+
+    /** {@link SharedWindow#checkPeer} of group rank {@code peer}. */
+    public static void checkPeer(Group g, SharedWindow w, int peer) {
+        try {
+            w.checkPeer(g.transportRank(peer));
+        } catch (TransportException e) {
+            throw peerFailure(g, peer, "waiting for", e);
+        }
     }
 
     public static void flush(Group g, int peer) {

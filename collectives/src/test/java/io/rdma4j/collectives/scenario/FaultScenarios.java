@@ -56,6 +56,17 @@ final class FaultScenarios {
                             comm.allReduce(buf, buf, 16L << 20, DataType.F32, ReduceOp.SUM);
                         }
                     }
+                    case "death-small" -> { // the shared-window path (shm) or eager messages (tcp)
+                        comm.allReduce(buf, buf, 1000, DataType.F32, ReduceOp.SUM);
+                        if (r == 2) {
+                            System.out.println("rank 2 halts now");
+                            System.out.flush();
+                            Runtime.getRuntime().halt(3);
+                        }
+                        for (int i = 0; i < 50; i++) {
+                            comm.allReduce(buf, buf, 1000, DataType.F32, ReduceOp.SUM);
+                        }
+                    }
                     case "hang" -> { // rank 2 is alive but never joins: the others time out blaming it
                         comm.barrier();
                         if (r == 2) {
@@ -106,7 +117,7 @@ final class FaultScenarios {
                 throw new AssertionError("took " + secs + " s, timeout is " + timeoutMs + " ms");
             }
             switch (which) {
-                case "death" -> {
+                case "death", "death-small" -> {
                     if (((CollectiveException) got).failedRank() != 2) {
                         throw new AssertionError("rank " + r + " blamed rank " + ((CollectiveException) got).failedRank()
                                 + " instead of the dead rank 2", got);

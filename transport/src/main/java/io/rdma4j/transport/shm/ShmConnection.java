@@ -475,6 +475,22 @@ final class ShmConnection implements Connection {
         eventsOut.publish();
     }
 
+    /**
+     * Checks now whether the peer closed, aborted or died (its process at most every
+     * {@value #LIVENESS_INTERVAL_NANOS} ns), for a caller that waits on the peer's memory rather
+     * than on a request; then throws, naming the peer, if the connection or transport has failed.
+     */
+    void checkHealthy() {
+        if (failure == null) {
+            try {
+                checkPeer();
+            } catch (ProtocolViolation | IllegalStateException | IndexOutOfBoundsException e) {
+                fail("shm connection rank " + rank + " <-> peer " + peer + " failed: " + e.getMessage(), e);
+            }
+        }
+        checkOpen();
+    }
+
     /** Fails the connection when the peer closed, aborted or died, after taking what it delivered. */
     private void checkPeer() {
         long state = remote.state();

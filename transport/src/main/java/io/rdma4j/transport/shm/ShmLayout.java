@@ -11,8 +11,10 @@ import java.lang.invoke.VarHandle;
  *
  * <pre>
  * [0, 4096)            header: magic, version, rank, size, ring capacities, bounce geometry, pid,
- *                      request table size, state
- * [4096, ...)          region table: one {@link RegionTable} entry per remotely accessible buffer
+ *                      request table size, state, shared window size
+ * [4096, ...)          shared window: written by the owner only, read in place by every peer
+ *                      ({@link io.rdma4j.transport.SharedWindow}); page-aligned, may be empty
+ * [...)                region table: one {@link RegionTable} entry per remotely accessible buffer
  * areas[size]          one inbound area per peer rank p (the owner's own index is unused):
  *                        chunk counter | CTS ring (owner produces) | event ring (p produces)
  *                        | immediate ring (p produces) | bounce chunks (p writes, owner reads)
@@ -23,7 +25,7 @@ import java.lang.invoke.VarHandle;
  */
 final class ShmLayout {
     static final long MAGIC = 0x72646D61346A5348L; // "rdma4jSH"
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final long PAGE = 4096;
     static final int CACHE_LINE = 64;
 
@@ -31,6 +33,8 @@ final class ShmLayout {
     static final int EVENT_ENTRY = 32;
     static final int IMM_ENTRY = 8;
     static final int REGION_ENTRY = 32;
+    /** Bound on a header's window size, so a corrupt header cannot ask for a huge mapping. */
+    static final long MAX_WINDOW_BYTES = 64L << 20;
 
     /** Header states: written by the owner with release semantics, polled by peers. */
     static final long STATE_READY = 1;
@@ -50,6 +54,7 @@ final class ShmLayout {
     private static final long H_PID = 48;
     private static final long H_REQUESTS = 56;
     private static final long H_STATE = 64; // own cache line: peers poll it
+    private static final long H_WINDOW = 128;
 
     /** Inside an area: the count of bounce chunks the owner has copied out (owner writes). */
     static final long AREA_CHUNKS_FREED = 0;
@@ -66,7 +71,10 @@ final class ShmLayout {
     final int regionCapacity;
     /** The owner's request table size: bounds how many CTS entries a peer may have to hold. */
     final int requestCapacity;
+    /** Bytes of the owner's shared window (a multiple of {@link #PAGE}, possibly 0). */
+    final long windowBytes;
 
+    final long windowOffset;
     final long regionTableOffset;
     final long areasOffset;
     final long areaStride;
@@ -77,7 +85,7 @@ final class ShmLayout {
     final long fileSize;
 
     ShmLayout(int rank, int size, int ctsCapacity, int eventCapacity, int immCapacity,
-              int chunkCount, long chunkSize, int regionCapacity, int requestCapacity) {
+              int chunkCount, long chunkSize, int regionCapacity, int requestCapacity, long windowBytes) {
         requirePowerOfTwo("CTS ring capacity", ctsCapacity);
         requirePowerOfTwo("event ring capacity", eventCapacity);
         requirePowerOfTwo("immediate ring capacity", immCapacity);
@@ -102,8 +110,14 @@ final class ShmLayout {
             throw new IllegalArgumentException("request capacity " + requestCapacity + " outside [1, " + RequestTable.MAX_CAPACITY + "]");
         }
         this.requestCapacity = requestCapacity;
+        if (windowBytes < 0 || windowBytes % PAGE != 0 || windowBytes > MAX_WINDOW_BYTES) {
+            throw new IllegalArgumentException("shared window of " + windowBytes + " bytes: must be a multiple of "
+                    + PAGE + " in [0, " + MAX_WINDOW_BYTES + "]");
+        }
+        this.windowBytes = windowBytes;
 
-        regionTableOffset = PAGE;
+        windowOffset = PAGE;
+        regionTableOffset = windowOffset + windowBytes;
         areasOffset = regionTableOffset + align((long) regionCapacity * REGION_ENTRY, PAGE);
         ctsRingOffset = 2L * CACHE_LINE;
         eventRingOffset = ctsRingOffset + SpscRing.bytes(ctsCapacity, CTS_ENTRY);
@@ -131,6 +145,7 @@ final class ShmLayout {
         file.set(ValueLayout.JAVA_INT, H_REQUESTS, requestCapacity);
         file.set(ValueLayout.JAVA_LONG, H_CHUNK_SIZE, chunkSize);
         file.set(ValueLayout.JAVA_LONG, H_PID, pid);
+        file.set(ValueLayout.JAVA_LONG, H_WINDOW, windowBytes);
         LONG.setRelease(file, H_STATE, STATE_READY);
         LONG.setRelease(file, H_MAGIC, MAGIC);
     }
@@ -151,7 +166,7 @@ final class ShmLayout {
                 file.get(ValueLayout.JAVA_INT, H_CTS_CAP), file.get(ValueLayout.JAVA_INT, H_EVENT_CAP),
                 file.get(ValueLayout.JAVA_INT, H_IMM_CAP), file.get(ValueLayout.JAVA_INT, H_CHUNK_COUNT),
                 file.get(ValueLayout.JAVA_LONG, H_CHUNK_SIZE), file.get(ValueLayout.JAVA_INT, H_REGION_CAP),
-                file.get(ValueLayout.JAVA_INT, H_REQUESTS));
+                file.get(ValueLayout.JAVA_INT, H_REQUESTS), file.get(ValueLayout.JAVA_LONG, H_WINDOW));
         if (layout.rank != expectedRank || layout.size != expectedSize) {
             throw new IllegalStateException(what + " belongs to rank " + layout.rank + " of " + layout.size
                     + ", expected rank " + expectedRank + " of " + expectedSize);

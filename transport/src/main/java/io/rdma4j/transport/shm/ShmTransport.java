@@ -3,6 +3,7 @@ package io.rdma4j.transport.shm;
 import io.rdma4j.transport.Connection;
 import io.rdma4j.transport.IdleStrategy;
 import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.SharedWindow;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
@@ -59,6 +60,11 @@ public final class ShmTransport implements Transport {
     static final int EVENT_RING = 512;
     static final int IMMEDIATE_RING = 1024;
     static final int REGION_CAPACITY = 4096;
+    /**
+     * Each rank's {@link SharedWindow}: room for two slots of a small header plus 16 KiB (the
+     * collectives' small-message bound) each, rounded up to pages; sparse until first written.
+     */
+    static final long WINDOW_BYTES = 36L << 10;
 
     private final int rank;
     private final int size;
@@ -75,6 +81,7 @@ public final class ShmTransport implements Transport {
     private int connectedCount;
     private final RegistrationCache<CachedRegistration> registrations = new RegistrationCache<>();
     private final Thread cleanupHook;
+    private boolean windowTaken;
 
     private volatile boolean closed; // volatile: a racing close() is reported as "closed", not as a fault
     private volatile Throwable abortCause;
@@ -103,7 +110,7 @@ public final class ShmTransport implements Transport {
         String id = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
         files = new ShmFiles(dir, ShmFiles.prefix(id, rank, pid));
         layout = new ShmLayout(rank, size, CTS_RING, EVENT_RING, IMMEDIATE_RING, CHUNK_COUNT, CHUNK_BYTES,
-                REGION_CAPACITY, config.maxOutstandingRequests());
+                REGION_CAPACITY, config.maxOutstandingRequests(), WINDOW_BYTES);
         requests = new RequestTable(config.maxOutstandingRequests());
         connections = new ShmConnection[size];
         connected = new ShmConnection[size];
@@ -232,6 +239,17 @@ public final class ShmTransport implements Transport {
             }
             idle.idle(work);
         }
+    }
+
+    /** A window in this rank's control file (see {@link SharedWindow}); the first caller gets it. */
+    @Override
+    public synchronized SharedWindow sharedWindow() {
+        checkUsable();
+        if (windowTaken) {
+            return null;
+        }
+        windowTaken = true;
+        return new ShmWindow(this, control.segment().asSlice(layout.windowOffset, layout.windowBytes), size);
     }
 
     @Override

@@ -52,7 +52,7 @@ class ShmPrimitivesTest {
 
     @Test
     void regionTableResolvesOnlyPublishedLiveBytes() {
-        ShmLayout layout = new ShmLayout(0, 1, 2, 2, 2, 1, 64, 8, 1);
+        ShmLayout layout = new ShmLayout(0, 1, 2, 2, 2, 1, 64, 8, 1, 0);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment file = arena.allocate(layout.fileSize, 4096);
             RegionTable table = new RegionTable(file, layout);
@@ -70,6 +70,12 @@ class ShmPrimitivesTest {
             table.clear(3);
             assertEquals(RegionTable.STALE, table.resolve(key, 1000, 1), "freed");
         }
+    }
+
+    @Test
+    void layoutRejectsWindowsThatAreNotWholePages() {
+        assertThrows(IllegalArgumentException.class, () -> new ShmLayout(0, 2, 2, 2, 2, 1, 64, 8, 1, 100));
+        assertThrows(IllegalArgumentException.class, () -> new ShmLayout(0, 2, 2, 2, 2, 1, 64, 8, 1, -4096));
     }
 
     @Test
@@ -95,7 +101,7 @@ class ShmPrimitivesTest {
 
     @Test
     void layoutRoundTripsThroughTheHeader() {
-        ShmLayout layout = new ShmLayout(2, 4, 8, 16, 32, 3, 128, 16, 100);
+        ShmLayout layout = new ShmLayout(2, 4, 8, 16, 32, 3, 128, 16, 100, 8192);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment file = arena.allocate(layout.fileSize, 4096);
             layout.writeHeader(file, 4242);
@@ -103,6 +109,8 @@ class ShmPrimitivesTest {
             assertEquals(layout.fileSize, read.fileSize);
             assertEquals(layout.area(3), read.area(3));
             assertEquals(100, read.requestCapacity);
+            assertEquals(8192, read.windowBytes);
+            assertEquals(4096 + 8192, read.regionTableOffset, "the window lies between header and region table");
             assertEquals(4242, ShmLayout.pid(file));
             assertThrows(IllegalStateException.class, () -> ShmLayout.readHeader(file, 1, 4, "test file"));
             assertThrows(IllegalStateException.class, () -> ShmLayout.readHeader(file.asSlice(0, 4096), 2, 4, "short file"));

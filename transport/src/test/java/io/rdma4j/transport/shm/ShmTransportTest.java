@@ -3,6 +3,7 @@ package io.rdma4j.transport.shm;
 import io.rdma4j.transport.Connection;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.SharedWindow;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
@@ -27,6 +28,7 @@ import static io.rdma4j.transport.shm.ShmTestGroup.runRanks;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -450,6 +452,25 @@ class ShmTransportTest {
         assertThrows(TransportException.class, () -> t[0].allocate(1));
         t[1].close();
         assertEquals(java.util.List.of(), group.leftovers());
+    }
+
+    @Test
+    void sharedWindowsAreReadInPlaceByPeersAndHaveOneOwner() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        SharedWindow w0 = t[0].sharedWindow();
+        SharedWindow w1 = t[1].sharedWindow();
+        assertNull(t[0].sharedWindow(), "a transport hands its window out once");
+        assertEquals(ShmTransport.WINDOW_BYTES, w0.byteSize());
+        long last = w0.byteSize() - 8;
+        w0.local().set(ValueLayout.JAVA_LONG, last, 0x1234_5678_9ABCL);
+        assertEquals(0x1234_5678_9ABCL, w1.peer(0).get(ValueLayout.JAVA_LONG, last), "the writer's bytes, in place");
+        assertEquals(0, w0.peer(1).get(ValueLayout.JAVA_LONG, last), "each rank has its own, zeroed window");
+        w1.checkPeer(0);
+        t[0].close();
+        TransportException e = assertThrows(TransportException.class, () -> w1.checkPeer(0));
+        assertEquals(0, e.peer());
+        assertTrue(e.getMessage().contains("peer 0 closed"), e.getMessage());
+        t[1].close();
     }
 
     @Test
