@@ -303,7 +303,7 @@ public final class Communicator implements AutoCloseable {
                         }
                     }
                 }
-                Engine engine = new Engine(opts, new FaultBoard(store), tc.newIdleStrategy());
+                Engine engine = new Engine(opts, new FaultBoard(store), tc.newIdleStrategy(topo.localSize(rank)));
                 Shared sh = new Shared(engine, t, store, local, topo, h, ownsTransport, ownsStore, ownsLocal, policy);
                 int[] ranks = new int[size];
                 Arrays.setAll(ranks, i -> i);

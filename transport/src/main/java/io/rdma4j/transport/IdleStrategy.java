@@ -50,11 +50,25 @@ public interface IdleStrategy {
 
         /** A fresh instance of this kind, with the default backoff limits. */
         public IdleStrategy newInstance() {
+            return newInstance(Integer.MAX_VALUE);
+        }
+
+        /**
+         * A fresh instance for one of {@code pollersOnHost} processes that poll on this host at
+         * once (the ranks of a job on it). When they all fit on the host's cores, the backoff spins
+         * for {@link Backoff#DEDICATED_SPIN_NANOS} before its first yield, as Open MPI busy-polls
+         * unless the host is oversubscribed: a yield hands the core away and costs a few
+         * microseconds, the whole budget of a small-message round trip. Oversubscribed, it yields
+         * after a few spins, so that the peer that holds the awaited data gets a core.
+         */
+        public IdleStrategy newInstance(int pollersOnHost) {
+            boolean dedicated = pollersOnHost <= Runtime.getRuntime().availableProcessors();
             return switch (this) {
                 case BUSY_SPIN -> new BusySpin();
                 case YIELD -> new Yield();
-                case BACKOFF -> new Backoff(Backoff.DEFAULT_SPINS, Backoff.DEFAULT_YIELDS,
-                        Backoff.DEFAULT_YIELD_NANOS, Backoff.DEFAULT_MIN_PARK_NANOS, Backoff.DEFAULT_MAX_PARK_NANOS);
+                case BACKOFF -> new Backoff(Backoff.DEFAULT_SPINS, dedicated ? Backoff.DEDICATED_SPIN_NANOS : 0,
+                        Backoff.DEFAULT_YIELDS, Backoff.DEFAULT_YIELD_NANOS, Backoff.DEFAULT_MIN_PARK_NANOS,
+                        Backoff.DEFAULT_MAX_PARK_NANOS);
             };
         }
     }
@@ -96,6 +110,8 @@ public interface IdleStrategy {
      */
     final class Backoff implements IdleStrategy {
         public static final int DEFAULT_SPINS = 10;
+        /** The spin phase when every polling process of the host has a core of its own. */
+        public static final long DEDICATED_SPIN_NANOS = 50_000;
         public static final int DEFAULT_YIELDS = 50;
         /** Covers a round trip of a loaded or oversubscribed host before paying the timer slack. */
         public static final long DEFAULT_YIELD_NANOS = 1_000_000;
@@ -103,11 +119,14 @@ public interface IdleStrategy {
         public static final long DEFAULT_MAX_PARK_NANOS = 1_000_000;
 
         private final int maxSpins;
+        private final long spinNanos;
         private final int maxYields;
         private final long yieldNanos;
         private final long minParkNanos;
         private final long maxParkNanos;
         private int spins;
+        private long spinStart;
+        private boolean spinsDone;
         private int yields;
         private long yieldStart;
         private boolean yieldsDone;
@@ -119,12 +138,24 @@ public interface IdleStrategy {
         }
 
         public Backoff(int maxSpins, int maxYields, long yieldNanos, long minParkNanos, long maxParkNanos) {
-            if (maxSpins < 0 || maxYields < 0 || yieldNanos < 0 || minParkNanos < 1 || maxParkNanos < minParkNanos) {
-                throw new IllegalArgumentException("invalid backoff: spins=" + maxSpins + " yields="
-                        + maxYields + " yield time=" + yieldNanos + " ns park=" + minParkNanos + ".."
+            this(maxSpins, 0, maxYields, yieldNanos, minParkNanos, maxParkNanos);
+        }
+
+        /**
+         * Spins at least {@code maxSpins} times and for at least {@code spinNanos}, then yields at
+         * least {@code maxYields} times and for at least {@code yieldNanos}, then parks from
+         * {@code minParkNanos}, doubling up to {@code maxParkNanos}.
+         */
+        public Backoff(int maxSpins, long spinNanos, int maxYields, long yieldNanos, long minParkNanos,
+                       long maxParkNanos) {
+            if (maxSpins < 0 || spinNanos < 0 || maxYields < 0 || yieldNanos < 0 || minParkNanos < 1
+                    || maxParkNanos < minParkNanos) {
+                throw new IllegalArgumentException("invalid backoff: spins=" + maxSpins + " spin time=" + spinNanos
+                        + " ns yields=" + maxYields + " yield time=" + yieldNanos + " ns park=" + minParkNanos + ".."
                         + maxParkNanos + " ns");
             }
             this.maxSpins = maxSpins;
+            this.spinNanos = spinNanos;
             this.maxYields = maxYields;
             this.yieldNanos = yieldNanos;
             this.minParkNanos = minParkNanos;
@@ -134,14 +165,26 @@ public interface IdleStrategy {
 
         @Override
         public void idle() {
-            if (spins < maxSpins) {
-                spins++;
-                Thread.onSpinWait();
+            if (!spinsDone) {
+                spinOnce();
             } else if (!yieldsDone) {
                 yieldOnce();
             } else {
                 LockSupport.parkNanos(parkNanos);
                 parkNanos = Math.min(parkNanos << 1, maxParkNanos);
+            }
+        }
+
+        private void spinOnce() {
+            if (spins == 0 && spinNanos > 0) {
+                spinStart = System.nanoTime();
+            }
+            spins++;
+            Thread.onSpinWait();
+            // past the count, the clock is read every 64th spin only: a read costs several spins
+            if (spins >= maxSpins && (spinNanos == 0
+                    || ((spins & 63) == 0 && System.nanoTime() - spinStart >= spinNanos))) {
+                spinsDone = true;
             }
         }
 
@@ -160,6 +203,7 @@ public interface IdleStrategy {
         @Override
         public void reset() {
             spins = 0;
+            spinsDone = maxSpins == 0 && spinNanos == 0;
             yields = 0;
             yieldsDone = maxYields == 0 && yieldNanos == 0;
             parkNanos = minParkNanos;
@@ -170,9 +214,14 @@ public interface IdleStrategy {
             return parkNanos;
         }
 
+        /** Whether the next idle still spins (for tests and diagnostics). */
+        public boolean spinning() {
+            return !spinsDone;
+        }
+
         /** Whether the spin and yield phases are over, so idles now park. */
         public boolean parking() {
-            return spins >= maxSpins && yieldsDone;
+            return spinsDone && yieldsDone;
         }
     }
 }

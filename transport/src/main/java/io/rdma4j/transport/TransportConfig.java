@@ -182,6 +182,9 @@ public final class TransportConfig {
     /** A fresh idle strategy of the configured kind (one per polling thread). */
     public IdleStrategy newIdleStrategy() { return idleStrategy.newInstance(); }
 
+    /** The idle strategy for one of {@code pollersOnHost} processes polling on this host at once. */
+    public IdleStrategy newIdleStrategy(int pollersOnHost) { return idleStrategy.newInstance(pollersOnHost); }
+
     public boolean hugePages() { return hugePages; }
 
     /** Whether the provider runs a busy-polling completion thread (verbs). */

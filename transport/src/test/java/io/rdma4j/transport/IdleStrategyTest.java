@@ -46,6 +46,34 @@ class IdleStrategyTest {
     }
 
     @Test
+    void backoffSpinsForItsSpinTimeBeforeItsFirstYield() {
+        long spinNanos = 3_000_000;
+        IdleStrategy.Backoff b = new IdleStrategy.Backoff(1, spinNanos, 0, 0, 1_000, 8_000);
+        long start = System.nanoTime();
+        while (b.spinning()) {
+            b.idle(0);
+        }
+        long elapsed = System.nanoTime() - start;
+        assertTrue(elapsed >= spinNanos, "stopped spinning after " + elapsed + " ns, wanted " + spinNanos);
+        assertTrue(b.parking(), "no yield phase configured: parks next");
+        b.reset();
+        assertTrue(b.spinning());
+    }
+
+    @Test
+    void backoffSpinsLongerOnlyWhenEveryPollerOfTheHostHasACore() {
+        int cores = Runtime.getRuntime().availableProcessors();
+        IdleStrategy.Backoff dedicated = (IdleStrategy.Backoff) IdleStrategy.Kind.BACKOFF.newInstance(cores);
+        IdleStrategy.Backoff oversubscribed = (IdleStrategy.Backoff) IdleStrategy.Kind.BACKOFF.newInstance(cores + 1);
+        for (int i = 0; i < IdleStrategy.Backoff.DEFAULT_SPINS; i++) {
+            dedicated.idle(0);
+            oversubscribed.idle(0);
+        }
+        assertFalse(oversubscribed.spinning(), "oversubscribed: yields after the default spins");
+        assertTrue(dedicated.spinning(), "a core each: keeps spinning for its spin time");
+    }
+
+    @Test
     void kindsParseTheirConfigNames() {
         assertInstanceOf(IdleStrategy.BusySpin.class, IdleStrategy.Kind.parse("busy-spin").newInstance());
         assertInstanceOf(IdleStrategy.Yield.class, IdleStrategy.Kind.parse("YIELD").newInstance());

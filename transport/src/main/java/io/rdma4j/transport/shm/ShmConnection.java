@@ -321,9 +321,9 @@ final class ShmConnection implements Connection {
             long length = inFile.get(ValueLayout.JAVA_LONG, e + EV_LENGTH);
             int type = inFile.get(ValueLayout.JAVA_INT, e + EV_TYPE);
             long aux = inFile.get(ValueLayout.JAVA_LONG, e + EV_AUX);
-            int slot = requests.slotOf(recvId);
+            int slot = requests.slot(recvId);
             if (slot < 0 || requests.kind[slot] != RequestTable.RECV || requests.peer[slot] != peer
-                    || requests.state[slot] != RequestTable.PENDING) {
+                    || !requests.pending(slot)) {
                 throw new ProtocolViolation("event " + type + " for request " + recvId + ", which is no pending irecv from peer " + peer);
             }
             switch (type) {
@@ -347,7 +347,7 @@ final class ShmConnection implements Connection {
     }
 
     private void copyChunkOut(int slot, long length, boolean last) {
-        long received = requests.done[slot];
+        long received = requests.transferred[slot];
         if (length < 0 || length > inChunkSize || length > requests.length[slot] - received) {
             throw new ProtocolViolation("chunk of " + length + " bytes after " + received + " for an irecv of "
                     + requests.length[slot] + " (chunk size " + inChunkSize + ")");
@@ -356,7 +356,7 @@ final class ShmConnection implements Connection {
         MemorySegment.copy(inFile, from, requests.segment[slot], requests.segmentOffset[slot] + received, length);
         chunksCopied++;
         LONG.setRelease(inFile, inChunksFreed, chunksCopied);
-        requests.done[slot] = received + length;
+        requests.transferred[slot] = received + length;
         if (last) {
             requests.complete(slot, received + length);
         }
@@ -419,7 +419,7 @@ final class ShmConnection implements Connection {
         if (length == 0 || requests.ctsKind[s] == KIND_DIRECT) {
             return transferDirect(s, length, recvId);
         }
-        while (requests.done[s] < length) {
+        while (requests.transferred[s] < length) {
             if (chunksWritten - chunksFreedSeen >= outChunkCount) {
                 chunksFreedSeen = (long) LONG.getAcquire(outFile, outChunksFreed);
                 if (chunksFreedSeen > chunksWritten || chunksFreedSeen < chunksWritten - outChunkCount) {
@@ -433,12 +433,12 @@ final class ShmConnection implements Connection {
             if (e < 0) {
                 return false;
             }
-            long sent = requests.done[s];
+            long sent = requests.transferred[s];
             long n = Math.min(outChunkSize, length - sent);
             long to = outBounce + (chunksWritten % outChunkCount) * outChunkSize;
             MemorySegment.copy(requests.segment[s], requests.segmentOffset[s] + sent, outFile, to, n);
             chunksWritten++;
-            requests.done[s] = sent + n;
+            requests.transferred[s] = sent + n;
             postEvent(e, recvId, sent + n == length ? EV_LAST_CHUNK : EV_CHUNK, n, 0);
         }
         requests.complete(s, length);
@@ -519,11 +519,7 @@ final class ShmConnection implements Connection {
         }
         failure = message;
         failureCause = cause;
-        for (int slot = 0; slot < requests.capacity; slot++) {
-            if (requests.state[slot] == RequestTable.PENDING && requests.peer[slot] == peer) {
-                requests.fail(slot, message, cause);
-            }
-        }
+        requests.failPending(peer, new TransportException(peer, message, cause));
         unmatchedSends.clear();
         activeSends.clear();
         oneSided.clear();
@@ -536,22 +532,18 @@ final class ShmConnection implements Connection {
     }
 
     /** What a pending request is waiting for, for timeout messages. */
-    String describe(int slot) {
-        byte kind = requests.kind[slot];
-        String op = RequestTable.kindName(kind) + " of " + requests.length[slot] + " bytes"
-                + (kind == RequestTable.SEND || kind == RequestTable.RECV ? " under tag " + requests.tag[slot] : "")
-                + (kind == RequestTable.RECV ? " from" : " to") + " peer " + peer;
-        if (requests.state[slot] != RequestTable.PENDING) {
-            return op;
+    String waitingFor(int slot) {
+        if (!requests.pending(slot)) {
+            return "";
         }
-        return op + switch (kind) {
-            case RequestTable.SEND -> requests.done[slot] > 0
-                    ? " (" + requests.done[slot] + " bytes sent, waiting for peer " + peer + " to drain its bounce buffer)"
+        return switch (requests.kind[slot]) {
+            case RequestTable.SEND -> requests.transferred[slot] > 0
+                    ? " (" + requests.transferred[slot] + " bytes sent, waiting for peer " + peer + " to drain its bounce buffer)"
                     : inQueue(unmatchedSends, slot) ? " (no matching irecv posted by peer " + peer + " yet)"
                     : " (matched, waiting for room in peer " + peer + "'s event ring)";
             case RequestTable.RECV -> inQueue(unpublishedReceives, slot)
                     ? " (waiting for peer " + peer + " to take earlier clear-to-send entries)"
-                    : " (" + requests.done[slot] + " bytes received; waiting for peer " + peer + " to send)";
+                    : " (" + requests.transferred[slot] + " bytes received; waiting for peer " + peer + " to send)";
             case RequestTable.WRITE, RequestTable.READ -> requests.placed[slot]
                     ? " (data written, waiting for peer " + peer + " to poll immediates: its ring is full)"
                     : " (queued behind a write waiting for peer " + peer + " to poll immediates)";
@@ -570,13 +562,8 @@ final class ShmConnection implements Connection {
 
     // ---------------------------------------------------------------- helpers
 
-    private int acquire(byte kind, int tag, MemorySegment segment, long offset, long length) {
-        int slot = requests.acquire(kind, peer, tag, segment, offset, length);
-        if (slot < 0) {
-            throw new TransportException(peer, "shm rank " + rank + ": all " + requests.capacity
-                    + " requests are outstanding; test or await some before posting more (RDMA4J_MAX_REQUESTS)");
-        }
-        return slot;
+    private int acquire(int kind, int tag, MemorySegment segment, long offset, long length) {
+        return requests.acquire(kind, peer, tag, segment, offset, length);
     }
 
     private void checkOpen() {

@@ -1,7 +1,6 @@
 package io.rdma4j.transport.shm;
 
 import io.rdma4j.transport.Connection;
-import io.rdma4j.transport.IdleStrategy;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.SharedWindow;
 import io.rdma4j.transport.Transport;
@@ -10,6 +9,7 @@ import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.internal.RegistrationCache;
+import io.rdma4j.transport.internal.RequestCompletion;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -69,12 +69,12 @@ public final class ShmTransport implements Transport {
     private final int rank;
     private final int size;
     private final Duration timeout;
-    private final IdleStrategy idle;
     private final ShmFiles files;
     private final MappedFile control;
     private final ShmLayout layout;
     private final ShmHeap heap;
     private final RequestTable requests;
+    private final RequestCompletion completion;
     private final Store store;
     private final ShmConnection[] connections;
     private final ShmConnection[] connected;
@@ -99,7 +99,6 @@ public final class ShmTransport implements Transport {
         this.size = size;
         this.store = store;
         this.timeout = config.timeout();
-        this.idle = config.newIdleStrategy();
         Path dir = config.shmDir();
         if (!Files.isDirectory(dir) || !Files.isWritable(dir)) {
             throw new TransportException(-1, "shm: directory " + dir + " does not exist or is not writable (set RDMA4J_SHM_DIR)");
@@ -112,6 +111,17 @@ public final class ShmTransport implements Transport {
         layout = new ShmLayout(rank, size, CTS_RING, EVENT_RING, IMMEDIATE_RING, CHUNK_COUNT, CHUNK_BYTES,
                 REGION_CAPACITY, config.maxOutstandingRequests(), WINDOW_BYTES);
         requests = new RequestTable(config.maxOutstandingRequests());
+        completion = new RequestCompletion(requests, new RequestCompletion.Progress() {
+            @Override
+            public int progress() {
+                return progressAll();
+            }
+
+            @Override
+            public String waitingFor(int slot) {
+                return connections[requests.peer[slot]].waitingFor(slot);
+            }
+        }, this, rank, config);
         connections = new ShmConnection[size];
         connected = new ShmConnection[size];
 
@@ -214,31 +224,14 @@ public final class ShmTransport implements Transport {
 
     @Override
     public long test(long request) {
-        int slot = slotOf(request);
-        if (requests.state[slot] == RequestTable.PENDING) {
-            progressAll();
-        }
-        return outcome(slot);
+        checkNotClosed(request);
+        return completion.test(request);
     }
 
     @Override
     public long await(long request, long timeoutNanos) {
-        int slot = slotOf(request);
-        long deadline = System.nanoTime() + timeoutNanos;
-        idle.reset();
-        while (true) {
-            int work = requests.state[slot] == RequestTable.PENDING ? progressAll() : 0;
-            long result = outcome(slot);
-            if (result != PENDING) {
-                return result;
-            }
-            if (System.nanoTime() - deadline >= 0) {
-                int peer = requests.peer[slot];
-                throw new TransportTimeoutException(peer, "shm rank " + rank + ": " + connections[peer].describe(slot)
-                        + " did not complete within " + Math.max(0, timeoutNanos / 1_000_000) + " ms");
-            }
-            idle.idle(work);
-        }
+        checkNotClosed(request);
+        return completion.await(request, timeoutNanos);
     }
 
     /** A window in this rank's control file (see {@link SharedWindow}); the first caller gets it. */
@@ -333,33 +326,10 @@ public final class ShmTransport implements Transport {
 
     // ---------------------------------------------------------------- internals
 
-    private int slotOf(long request) {
+    private void checkNotClosed(long request) {
         if (closed) {
             throw new TransportException(-1, "shm transport of rank " + rank + " is closed; request " + request + " was dropped");
         }
-        int slot = requests.slotOf(request);
-        if (slot < 0) {
-            throw new IllegalArgumentException("unknown request id " + request + " (already completed and released, or never issued)");
-        }
-        return slot;
-    }
-
-    /** The result of a finished request (releasing it), or PENDING. */
-    private long outcome(int slot) {
-        byte state = requests.state[slot];
-        if (state == RequestTable.DONE) {
-            long bytes = requests.done[slot];
-            requests.release(slot);
-            return bytes;
-        }
-        if (state == RequestTable.FAILED) {
-            int peer = requests.peer[slot];
-            String message = "shm rank " + rank + ": " + connections[peer].describe(slot) + " failed: " + requests.failure[slot];
-            Throwable cause = requests.cause[slot];
-            requests.release(slot);
-            throw new TransportException(peer, message, cause);
-        }
-        return PENDING;
     }
 
     private void applyAbort() {

@@ -67,6 +67,12 @@ final class TcpConnection implements Connection {
     private long readId;
     private long readLength;
     private long readImmediate;
+    /**
+     * Whether the last payload was large: large frames come in runs, so the next fill reads only
+     * a header and the payload after it goes straight into its target instead of through the
+     * input buffer (a full-size fill would copy almost all of the next payload).
+     */
+    private boolean headerOnlyFill;
 
     // Two-sided matching: sends waiting for a CTS (linked through RequestTable.next) and CTSs
     // that arrived before their send, both in arrival order.
@@ -382,6 +388,7 @@ final class TcpConnection implements Connection {
                     MemorySegment.copy(inputSegment, inPos, readBuffer.segment(), readOffset, moved);
                     inPos += (int) moved;
                 } else if (readRemaining >= DIRECT_READ_MIN) {
+                    headerOnlyFill = true;
                     ByteBuffer target = readBuffer.view(readOffset, readRemaining);
                     int start = target.position();
                     if (channel.read(target) < 0) {
@@ -409,13 +416,27 @@ final class TcpConnection implements Connection {
                 onHeader(input.getInt(p + Frame.OFF_TYPE), input.getInt(p + Frame.OFF_TAG), input.getLong(p + Frame.OFF_A),
                         input.getLong(p + Frame.OFF_B), input.getLong(p + Frame.OFF_C), input.getLong(p + Frame.OFF_D));
                 work++;
-            } else if (fill() == 0) {
+            } else if ((headerOnlyFill ? fillHeader() : fill()) == 0) {
                 return work;
             }
         }
     }
 
+    /** Reads at most the rest of one frame header. */
+    private int fillHeader() throws IOException {
+        int n = fill(Frame.HEADER - (inLimit - inPos));
+        if (inLimit - inPos >= Frame.HEADER) {
+            headerOnlyFill = false; // small frames after this one are read in bulk again until the next large payload
+        }
+        return n;
+    }
+
     private int fill() throws IOException {
+        return fill(INPUT_BYTES);
+    }
+
+    /** Reads up to {@code most} bytes (as the input buffer has room) after the unparsed input. */
+    private int fill(int most) throws IOException {
         if (inPos == inLimit) {
             inPos = 0;
             inLimit = 0;
@@ -424,7 +445,7 @@ final class TcpConnection implements Connection {
             inLimit -= inPos;
             inPos = 0;
         }
-        input.limit(INPUT_BYTES).position(inLimit);
+        input.limit((int) Math.min(INPUT_BYTES, (long) inLimit + most)).position(inLimit);
         int n = channel.read(input);
         if (n < 0) {
             throw new EOFException("connection closed by peer");

@@ -10,6 +10,8 @@ import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.internal.RegistrationCache;
+import io.rdma4j.transport.internal.RequestCompletion;
+import io.rdma4j.transport.internal.TransportState;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -68,22 +70,19 @@ public final class TcpTransport implements Transport {
     private final List<TcpBuffer> allocated = new ArrayList<>();
     private final RegistrationCache<TcpBuffer> cache = new RegistrationCache<>();
     private final Consumer<SelectionKey> onSelected = this::onSelected;
-    private final ThreadLocal<IdleStrategy> idle;
+    private final RequestCompletion completion;
     private int selectedWork;
-    private TransportException aborted;
-    private boolean closed;
+    private final TransportState state;
 
     public TcpTransport(TransportConfig config, Store store, int rank, int size) {
-        if (size < 1 || rank < 0 || rank >= size) {
-            throw new IllegalArgumentException("rank " + rank + " outside a group of size " + size);
-        }
+        this.state = new TransportState("TCP", rank, size);
         this.config = config;
         this.store = store;
         this.rank = rank;
         this.size = size;
         this.requests = new RequestTable(config.maxOutstandingRequests());
         this.connections = new TcpConnection[size];
-        this.idle = ThreadLocal.withInitial(config::newIdleStrategy);
+        this.completion = new RequestCompletion(requests, this::progress, this, rank, config);
         config.logOnce();
         InetAddress address = TcpEndpoint.listenAddress(config);
         byte[] secret = new byte[16];
@@ -121,7 +120,7 @@ public final class TcpTransport implements Transport {
 
     @Override
     public synchronized RegisteredBuffer allocate(long bytes) {
-        checkOpen();
+        state.checkOpen();
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate " + bytes + " bytes");
         }
@@ -140,7 +139,7 @@ public final class TcpTransport implements Transport {
 
     @Override
     public synchronized RegisteredBuffer register(MemorySegment segment) {
-        checkOpen();
+        state.checkOpen();
         if (!segment.isNative()) {
             throw new IllegalArgumentException("only native (off-heap) memory can be registered, not " + segment);
         }
@@ -183,10 +182,7 @@ public final class TcpTransport implements Transport {
     @Override
     public Connection connection(int peer) {
         synchronized (this) {
-            checkOpen();
-            if (peer < 0 || peer >= size || peer == rank) {
-                throw new IllegalArgumentException("rank " + rank + " cannot connect to peer " + peer + " (group size " + size + ")");
-            }
+            state.checkPeer(peer, size);
             if (connections[peer] != null) {
                 return connections[peer];
             }
@@ -198,7 +194,7 @@ public final class TcpTransport implements Transport {
         TcpEndpoint remote = TcpEndpoint.fromBytes(peer, store.get(ENDPOINT_KEY + peer, config.timeout()));
         String where = remote.host() + ":" + remote.port();
         synchronized (this) {
-            checkOpen();
+            state.checkOpen();
             if (connections[peer] != null) {
                 return connections[peer]; // another thread connected meanwhile
             }
@@ -241,12 +237,12 @@ public final class TcpTransport implements Transport {
     /** Accepts connections (from any lower rank) until {@code peer}'s arrived, serving others meanwhile. */
     private TcpConnection acceptFrom(int peer) {
         long deadline = System.nanoTime() + config.timeoutNanos();
-        IdleStrategy idler = idle.get();
+        IdleStrategy idler = completion.idleStrategy();
         idler.reset();
         while (true) {
             int work;
             synchronized (this) {
-                checkOpen();
+                state.checkOpen();
                 work = acceptPending() + progress();
                 if (connections[peer] != null) {
                     return connections[peer];
@@ -329,12 +325,8 @@ public final class TcpTransport implements Transport {
 
     // ---- Operations (called by TcpConnection under this monitor).
 
-    private TcpConnection live(TcpConnection c) {
-        checkOpen();
-        if (c.failure != null) {
-            throw new TransportException(c.peer, "connection to peer " + c.peer + " failed earlier: " + c.failure.getMessage(), c.failure);
-        }
-        return c;
+    private void live(TcpConnection c) {
+        state.checkConnection(c.peer, c.failure);
     }
 
     private TcpBuffer local(RegisteredBuffer b, long offset, long length, String what) {
@@ -344,10 +336,7 @@ public final class TcpTransport implements Transport {
         if (tb.closed) {
             throw new IllegalStateException(what + " buffer is closed: " + b);
         }
-        long size = tb.segment().byteSize();
-        if (offset < 0 || length < 0 || offset > size || length > size - offset) {
-            throw new IllegalArgumentException(what + " range [" + offset + ", +" + length + ") outside its buffer of " + size + " bytes");
-        }
+        TransportState.checkRange(offset, length, tb.segment().byteSize(), what);
         return tb;
     }
 
@@ -401,10 +390,8 @@ public final class TcpTransport implements Transport {
                             long targetOffset, long length, long immediate) {
         live(c);
         TcpBuffer b = local(source, sourceOffset, length, "write source");
-        remote(c, target, targetOffset, length, "write target");
-        if (immediate != NO_IMMEDIATE_VALUE && (immediate < 0 || immediate > 0xFFFF_FFFFL)) {
-            throw new IllegalArgumentException("immediate " + immediate + " is not an unsigned 32-bit value");
-        }
+        TransportState.checkRemote(c.peer, target, targetOffset, length, "write target");
+        TransportState.checkImmediate(immediate, NO_IMMEDIATE_VALUE);
         int s = requests.allocate(RequestTable.WRITE, c.peer, b, sourceOffset, length);
         requests.remoteId[s] = target.key();
         requests.remoteOffset[s] = targetOffset;
@@ -421,7 +408,7 @@ public final class TcpTransport implements Transport {
         live(c);
         TcpBuffer b = local(target, targetOffset, length, "read target");
         writable(b, "read target");
-        remote(c, source, sourceOffset, length, "read source");
+        TransportState.checkRemote(c.peer, source, sourceOffset, length, "read source");
         int s = requests.allocate(RequestTable.READ, c.peer, b, targetOffset, length);
         requests.remoteId[s] = source.key();
         requests.remoteOffset[s] = sourceOffset;
@@ -430,18 +417,8 @@ public final class TcpTransport implements Transport {
         return id;
     }
 
-    private static void remote(TcpConnection c, RemoteBuffer r, long offset, long length, String what) {
-        if (r.owner() != c.peer) {
-            throw new IllegalArgumentException(what + " belongs to rank " + r.owner() + ", not to peer " + c.peer);
-        }
-        if (!r.contains(offset, length)) {
-            throw new IllegalArgumentException(what + " range [" + offset + ", +" + length + ") outside the remote buffer of "
-                    + r.length() + " bytes");
-        }
-    }
-
     synchronized long pollImmediate(TcpConnection c) {
-        checkOpen();
+        state.checkOpen();
         progress();
         long v = c.pollImmediateValue();
         if (v == NO_IMMEDIATE_VALUE && c.failure != null) {
@@ -462,55 +439,18 @@ public final class TcpTransport implements Transport {
     // ---- Completion.
 
     @Override
-    public synchronized long test(long request) {
-        int s = requests.slot(request);
-        if (s < 0) {
-            throw new IllegalArgumentException("unknown or already completed request id 0x" + Long.toHexString(request));
-        }
-        if (requests.pending(s) && !closed) {
-            progress();
-        }
-        int state = requests.state[s];
-        if (state == RequestTable.DONE) {
-            long bytes = requests.transferred[s];
-            requests.release(s);
-            return bytes;
-        }
-        if (state == RequestTable.FAILED) {
-            TransportException e = requests.error[s];
-            requests.release(s);
-            throw new TransportException(e.peer(), e.getMessage(), e);
-        }
-        return PENDING;
+    public long test(long request) {
+        return completion.test(request);
     }
 
     @Override
     public long await(long request, long timeoutNanos) {
-        long deadline = System.nanoTime() + timeoutNanos;
-        IdleStrategy idler = idle.get();
-        idler.reset();
-        while (true) {
-            long r = test(request);
-            if (r != PENDING) {
-                return r;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw timeout(request, timeoutNanos);
-            }
-            idler.idle();
-        }
-    }
-
-    private synchronized TransportTimeoutException timeout(long request, long timeoutNanos) {
-        int s = requests.slot(request);
-        String what = s < 0 ? "request 0x" + Long.toHexString(request) : requests.describe(s);
-        return new TransportTimeoutException(s < 0 ? -1 : requests.peer[s], what + " did not complete within "
-                + timeoutNanos / 1_000_000 + " ms (rank " + rank + ")");
+        return completion.await(request, timeoutNanos);
     }
 
     /** Moves bytes on every connection; returns a count of the work done (0 if idle). */
     private int progress() {
-        if (closed) {
+        if (state.closed()) {
             return 0;
         }
         selectedWork = 0;
@@ -556,51 +496,33 @@ public final class TcpTransport implements Transport {
             LOG.log(Level.DEBUG, "rank " + rank + ": " + e.getMessage());
         }
         c.shutdown(e);
-        for (int s = 0; s < requests.capacity; s++) {
-            if (requests.peer[s] == c.peer && requests.pending(s)) {
-                requests.fail(s, new TransportException(c.peer, requests.describe(s) + " failed: " + e.getMessage(), e));
-            }
-        }
-    }
-
-    private void checkOpen() {
-        if (aborted != null) {
-            throw new TransportException(aborted.peer(), "transport of rank " + rank + " was aborted: " + aborted.getMessage(), aborted);
-        }
-        if (closed) {
-            throw new IllegalStateException("TCP transport of rank " + rank + " is closed");
-        }
+        requests.failPending(c.peer, e);
     }
 
     @Override
     public synchronized void abort(Throwable cause) {
-        if (aborted != null || closed) {
-            return;
+        TransportException aborted = state.abort(cause);
+        if (aborted != null) {
+            failAll(aborted);
         }
-        aborted = cause instanceof TransportException te ? te : new TransportException(-1, "aborted: " + cause, cause);
-        failAll(aborted);
     }
 
     private void failAll(TransportException cause) {
         for (TcpConnection c : connections) {
             if (c != null) {
-                fail(c, new TransportException(c.peer, "transport of rank " + rank + " stopped: " + cause.getMessage(), cause));
+                fail(c, state.stopped(c.peer, cause));
             }
         }
-        for (int s = 0; s < requests.capacity; s++) {
-            if (requests.pending(s)) {
-                requests.fail(s, new TransportException(requests.peer[s], requests.describe(s) + " failed: " + cause.getMessage(), cause));
-            }
-        }
+        requests.failPending(-1, cause);
     }
 
     @Override
     public synchronized void close() {
-        if (closed) {
+        if (state.closed()) {
             return;
         }
         failAll(new TransportException(-1, "transport closed"));
-        closed = true;
+        state.markClosed();
         for (Handshake h : handshakes) {
             try {
                 h.channel.close();

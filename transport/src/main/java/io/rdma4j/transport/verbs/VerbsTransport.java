@@ -7,9 +7,10 @@ import io.rdma4j.transport.RemoteBuffer;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
-import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.internal.RegistrationCache;
+import io.rdma4j.transport.internal.RequestCompletion;
+import io.rdma4j.transport.internal.TransportState;
 import io.rdma4j.verbs.Access;
 import io.rdma4j.verbs.MemoryRegion;
 
@@ -86,26 +87,23 @@ public final class VerbsTransport implements Transport {
     private final Set<VerbsBuffer> allocated = new LinkedHashSet<>();
     private final Object connectLock = new Object();
     private final ConnectionBroker broker;
-    private final ThreadLocal<IdleStrategy> idle;
+    private final RequestCompletion completion;
     private final ProgressThread progressThread;
-    private TransportException aborted;
-    private boolean closed;
+    private final TransportState state;
 
     public VerbsTransport(TransportConfig config, Store store, int rank, int size) {
-        if (size < 1 || rank < 0 || rank >= size) {
-            throw new IllegalArgumentException("rank " + rank + " outside a group of size " + size);
-        }
+        this.state = new TransportState("verbs", rank, size);
         this.config = config;
         this.rank = rank;
         this.size = size;
         this.connections = new VerbsConnection[size];
         this.broker = new ConnectionBroker(this, store, rank, size);
         this.live = new VerbsConnection[size];
-        this.idle = ThreadLocal.withInitial(config::newIdleStrategy);
+        this.requests = new RequestTable(config.maxOutstandingRequests());
+        this.completion = new RequestCompletion(requests, this::progressOnce, this, rank, config);
         config.logOnce();
         this.device = VerbsDevice.open(config);
         try {
-            this.requests = new RequestTable(config.maxOutstandingRequests());
             this.mailboxArena = Arena.ofShared();
             this.outboxOffset = 8L * requests.capacity;
             this.mailboxes = mailboxArena.allocate(2 * outboxOffset, 64);
@@ -156,7 +154,7 @@ public final class VerbsTransport implements Transport {
 
     @Override
     public synchronized RegisteredBuffer allocate(long bytes) {
-        checkOpen();
+        state.checkOpen();
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate " + bytes + " bytes");
         }
@@ -175,7 +173,7 @@ public final class VerbsTransport implements Transport {
 
     @Override
     public synchronized RegisteredBuffer register(MemorySegment segment) {
-        checkOpen();
+        state.checkOpen();
         if (!segment.isNative()) {
             throw new IllegalArgumentException("only native (off-heap) memory can be registered, not " + segment);
         }
@@ -219,7 +217,7 @@ public final class VerbsTransport implements Transport {
      * is failed and drained first, so the block is never reused under a transfer.
      */
     synchronized void release(VerbsBuffer b) {
-        if (b.closed || closed) {
+        if (b.closed || state.closed()) {
             return;
         }
         for (int s = 0; s < requests.capacity; s++) {
@@ -272,10 +270,7 @@ public final class VerbsTransport implements Transport {
     @Override
     public Connection connection(int peer) {
         synchronized (this) {
-            checkOpen();
-            if (peer < 0 || peer >= size || peer == rank) {
-                throw new IllegalArgumentException("rank " + rank + " cannot connect to peer " + peer + " (group size " + size + ")");
-            }
+            state.checkPeer(peer, size);
             if (connections[peer] != null) {
                 return connections[peer];
             }
@@ -289,7 +284,7 @@ public final class VerbsTransport implements Transport {
 
     /** For the broker: this side's QPs and control region for {@code peer}. */
     synchronized VerbsConnection newConnection(int peer) {
-        checkOpen();
+        state.checkOpen();
         try {
             return new VerbsConnection(this, peer);
         } catch (RuntimeException e) {
@@ -300,13 +295,13 @@ public final class VerbsTransport implements Transport {
 
     /** For the broker: RTR and RTS towards the peer's endpoint. */
     synchronized void connect(VerbsConnection c, ConnectionDescriptor remote) {
-        checkOpen();
+        state.checkOpen();
         c.connect(remote);
     }
 
     /** For the broker: both sides are ready; the connection joins progress. */
     synchronized void promote(VerbsConnection c) {
-        checkOpen();
+        state.checkOpen();
         connections[c.peer] = c;
         live[liveCount++] = c;
     }
@@ -319,7 +314,7 @@ public final class VerbsTransport implements Transport {
 
     /** Throws if the transport was aborted or closed (the broker checks between store polls). */
     synchronized void checkUsable() {
-        checkOpen();
+        state.checkOpen();
     }
 
     // ---- Operations (called by VerbsConnection).
@@ -357,9 +352,7 @@ public final class VerbsTransport implements Transport {
         live(c);
         VerbsBuffer b = local(source, sourceOffset, length, "write source");
         remote(c, target, targetOffset, length, "write target");
-        if (immediate != Connection.NO_IMMEDIATE && (immediate < 0 || immediate > 0xFFFF_FFFFL)) {
-            throw new IllegalArgumentException("immediate " + immediate + " is not an unsigned 32-bit value");
-        }
+        TransportState.checkImmediate(immediate, Connection.NO_IMMEDIATE);
         int s = requests.allocate(RequestTable.WRITE, c.peer, b, sourceOffset, length);
         requests.remoteAddress[s] = target.address() + targetOffset;
         requests.remoteKey[s] = (int) target.key();
@@ -389,7 +382,7 @@ public final class VerbsTransport implements Transport {
     }
 
     synchronized long pollImmediate(VerbsConnection c) {
-        checkOpen();
+        state.checkOpen();
         if (!c.hasImmediate()) {
             progressAll();
         }
@@ -409,13 +402,8 @@ public final class VerbsTransport implements Transport {
         }
     }
 
-    private VerbsConnection live(VerbsConnection c) {
-        checkOpen();
-        if (c.failure != null) {
-            throw new TransportException(c.peer, "connection to peer " + c.peer + " failed earlier: " + c.failure.getMessage(),
-                    c.failure);
-        }
-        return c;
+    private void live(VerbsConnection c) {
+        state.checkConnection(c.peer, c.failure);
     }
 
     private VerbsBuffer local(RegisteredBuffer b, long offset, long length, String what) {
@@ -425,22 +413,12 @@ public final class VerbsTransport implements Transport {
         if (vb.closed) {
             throw new IllegalStateException(what + " buffer is closed: " + b);
         }
-        long bytes = vb.segment().byteSize();
-        if (offset < 0 || length < 0 || offset > bytes || length > bytes - offset) {
-            throw new IllegalArgumentException(what + " range [" + offset + ", +" + length + ") outside its buffer of "
-                    + bytes + " bytes");
-        }
+        TransportState.checkRange(offset, length, vb.segment().byteSize(), what);
         return vb;
     }
 
     private static void remote(VerbsConnection c, RemoteBuffer r, long offset, long length, String what) {
-        if (r.owner() != c.peer) {
-            throw new IllegalArgumentException(what + " belongs to rank " + r.owner() + ", not to peer " + c.peer);
-        }
-        if (!r.contains(offset, length)) {
-            throw new IllegalArgumentException(what + " range [" + offset + ", +" + length + ") outside the remote buffer of "
-                    + r.length() + " bytes");
-        }
+        TransportState.checkRemote(c.peer, r, offset, length, what);
         if (r.key() < 0 || r.key() > 0xFFFF_FFFFL) {
             throw new IllegalArgumentException(what + " has key " + r.key() + ", not a verbs rkey (a descriptor of another provider?)");
         }
@@ -449,50 +427,13 @@ public final class VerbsTransport implements Transport {
     // ---- Completion.
 
     @Override
-    public synchronized long test(long request) {
-        int s = requests.slot(request);
-        if (s < 0) {
-            throw new IllegalArgumentException("unknown or already completed request id 0x" + Long.toHexString(request));
-        }
-        if (requests.pending(s) && !closed) {
-            progressAll();
-        }
-        int state = requests.state[s];
-        if (state == RequestTable.DONE) {
-            long bytes = requests.transferred[s];
-            requests.release(s);
-            return bytes;
-        }
-        if (state == RequestTable.FAILED) {
-            TransportException e = requests.error[s];
-            requests.release(s);
-            throw new TransportException(e.peer(), e.getMessage(), e);
-        }
-        return PENDING;
+    public long test(long request) {
+        return completion.test(request);
     }
 
     @Override
     public long await(long request, long timeoutNanos) {
-        long deadline = System.nanoTime() + timeoutNanos;
-        IdleStrategy idler = idle.get();
-        idler.reset();
-        while (true) {
-            long r = test(request);
-            if (r != PENDING) {
-                return r;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw timeout(request, timeoutNanos);
-            }
-            idler.idle();
-        }
-    }
-
-    private synchronized TransportTimeoutException timeout(long request, long timeoutNanos) {
-        int s = requests.slot(request);
-        String what = s < 0 ? "request 0x" + Long.toHexString(request) : requests.describe(s);
-        return new TransportTimeoutException(s < 0 ? -1 : requests.peer[s], what + " did not complete within "
-                + timeoutNanos / 1_000_000 + " ms (rank " + rank + ")");
+        return completion.await(request, timeoutNanos);
     }
 
     /** One progress pass over every connection; returns the work done (0 if idle). */
@@ -511,9 +452,9 @@ public final class VerbsTransport implements Transport {
         return work;
     }
 
-    /** The progress thread's pass. */
+    /** A pass of the progress thread or of a test: nothing once closed. */
     private synchronized int progressOnce() {
-        return closed ? 0 : progressAll();
+        return state.closed() ? 0 : progressAll();
     }
 
     /** Fails the connection and every pending request to its peer, then drains and releases its QPs. */
@@ -524,43 +465,25 @@ public final class VerbsTransport implements Transport {
         TransportException e = cause instanceof TransportException te && te.peer() == c.peer ? te
                 : new TransportException(c.peer, "connection to peer " + c.peer + " failed: " + cause, cause);
         LOG.log(Level.DEBUG, "rank " + rank + ": " + e.getMessage());
-        for (int s = 0; s < requests.capacity; s++) {
-            if (requests.peer[s] == c.peer && requests.pending(s)) {
-                requests.fail(s, new TransportException(c.peer, requests.describe(s) + " failed: " + e.getMessage(), e));
-            }
-        }
+        requests.failPending(c.peer, e);
         c.release(e);
-    }
-
-    private void checkOpen() {
-        if (aborted != null) {
-            throw new TransportException(aborted.peer(), "transport of rank " + rank + " was aborted: " + aborted.getMessage(), aborted);
-        }
-        if (closed) {
-            throw new IllegalStateException("verbs transport of rank " + rank + " is closed");
-        }
     }
 
     @Override
     public synchronized void abort(Throwable cause) {
-        if (aborted != null || closed) {
-            return;
+        TransportException aborted = state.abort(cause);
+        if (aborted != null) {
+            failAll(aborted);
         }
-        aborted = cause instanceof TransportException te ? te : new TransportException(-1, "aborted: " + cause, cause);
-        failAll(aborted);
     }
 
     private void failAll(TransportException cause) {
         for (VerbsConnection c : connections) {
             if (c != null) {
-                fail(c, new TransportException(c.peer, "transport of rank " + rank + " stopped: " + cause.getMessage(), cause));
+                fail(c, state.stopped(c.peer, cause));
             }
         }
-        for (int s = 0; s < requests.capacity; s++) {
-            if (requests.pending(s)) {
-                requests.fail(s, new TransportException(requests.peer[s], requests.describe(s) + " failed: " + cause.getMessage(), cause));
-            }
-        }
+        requests.failPending(-1, cause);
     }
 
     /**
@@ -570,10 +493,10 @@ public final class VerbsTransport implements Transport {
     @Override
     public void close() {
         synchronized (this) {
-            if (closed) {
+            if (state.closed()) {
                 return;
             }
-            closed = true;
+            state.markClosed();
         }
         if (progressThread != null) {
             progressThread.stop(5_000);
