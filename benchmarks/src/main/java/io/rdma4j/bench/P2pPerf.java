@@ -2,6 +2,7 @@ package io.rdma4j.bench;
 
 import io.rdma4j.bench.launch.ExitStatus;
 import io.rdma4j.bench.launch.LocalJob;
+import io.rdma4j.bench.verbsperf.JitWarmup;
 import io.rdma4j.transport.Connection;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.Transport;
@@ -14,6 +15,8 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -28,12 +31,22 @@ import java.util.Map;
  * our {@code benchmarks/c/osu_style_pt2pt.c} does, with the same CSV columns): latency is half a
  * ping-pong round trip; bandwidth is a window of W two-sided sends answered by one small ack.
  * The buffers are registered with the transport once, as a training job's would be.
+ *
+ * <p>{@code --measure bandwidth} skips the latency ping-pongs and {@code --bw-bytes} sizes the
+ * bandwidth runs by volume: under emulation (Soft-RoCE in qemu) a large message's ping-pongs cost
+ * seconds each, and a fixed window count moves far too little at 64 KiB or far too much at 8 MiB.
  */
 public final class P2pPerf {
     private static final String TOOL = "p2p-perf";
     private static final int TAG_PING = 1;
     private static final int TAG_DATA = 2;
     private static final int TAG_ACK = 3;
+    private static final int TAG_WARMUP = 4;
+    /** Ping-pongs per JIT warm-up round (--jit-warmup), and the most rounds before measuring anyway. */
+    private static final int WARMUP_ROUND_CALLS = 2000;
+    private static final int MAX_WARMUP_ROUNDS = 50;
+    /** Message size of the warm-up's bandwidth window: the code path of every larger size too. */
+    private static final long WARMUP_BANDWIDTH_BYTES = 64 << 10;
 
     private long minBytes = 1;
     private long maxBytes = 4L << 20;
@@ -42,6 +55,11 @@ public final class P2pPerf {
     private int smallIters = 10000;
     private int largeIters = 200;
     private String transport = "shm";
+    private boolean latency = true;
+    private boolean bandwidth = true;
+    /** Bytes each size's timed bandwidth windows move at least; 0: -n/-N divided by 10 windows. */
+    private long bwBytes;
+    private int jitWarmup = WARMUP_ROUND_CALLS;
     private Path csv;
     private final List<String> forwarded = new ArrayList<>();
 
@@ -50,7 +68,8 @@ public final class P2pPerf {
     }
 
     private static final String USAGE = "usage: bin/rdma4j p2p-perf [-b min] [-e max] [-f factor] [-W window] "
-            + "[-n iters<=8K] [-N iters>8K] [-t shm|tcp] [--csv FILE]";
+            + "[-n iters<=8K] [-N iters>8K] [-t shm|tcp|verbs] [--measure both|latency|bandwidth] [--bw-bytes SIZE] "
+            + "[--jit-warmup PING-PONGS-PER-ROUND] [--csv FILE]";
 
     int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
         if (List.of(args).contains("-h") || List.of(args).contains("--help")) {
@@ -76,7 +95,7 @@ public final class P2pPerf {
             if (t.size() != 2) {
                 throw new IllegalArgumentException("p2p-perf needs exactly 2 ranks, the job has " + t.size());
             }
-            measure(t, config.timeoutNanos(), out);
+            measure(t, config.timeoutNanos(), out, err);
             return ExitStatus.OK;
         } catch (RuntimeException ex) {
             err.println(TOOL + ": rank " + rank + " failed: " + ex);
@@ -101,6 +120,15 @@ public final class P2pPerf {
                 case "-N" -> largeIters = (int) number(a, v);
                 case "-t", "--transport" -> transport = v.toLowerCase(Locale.ROOT);
                 case "--csv" -> csv = Path.of(v);
+                case "--measure" -> {
+                    latency = v.equals("both") || v.equals("latency");
+                    bandwidth = v.equals("both") || v.equals("bandwidth");
+                    if (!latency && !bandwidth) {
+                        throw new IllegalArgumentException("--measure needs both, latency or bandwidth, got '" + v + "'");
+                    }
+                }
+                case "--bw-bytes" -> bwBytes = ByteSizes.parse(v);
+                case "--jit-warmup" -> jitWarmup = (int) number(a, v);
                 default -> throw new IllegalArgumentException("unknown option '" + a + "'");
             }
             forwarded.add(a);
@@ -110,8 +138,8 @@ public final class P2pPerf {
             throw new IllegalArgumentException("unknown transport '" + transport + "' (expected shm, tcp or verbs)");
         }
         ByteSizes.series(minBytes, maxBytes, factor, 0);
-        if (window < 1 || window > 1024 || smallIters < 1 || largeIters < 1) {
-            throw new IllegalArgumentException("need 1 <= -W <= 1024 and positive iteration counts");
+        if (window < 1 || window > 1024 || smallIters < 1 || largeIters < 1 || jitWarmup < 0) {
+            throw new IllegalArgumentException("need 1 <= -W <= 1024, positive iteration counts and --jit-warmup >= 0");
         }
     }
 
@@ -123,7 +151,7 @@ public final class P2pPerf {
         }
     }
 
-    private void measure(Transport t, long timeout, PrintStream out) {
+    private void measure(Transport t, long timeout, PrintStream out, PrintStream err) {
         int rank = t.rank();
         int peer = 1 - rank;
         Connection c = t.connection(peer);
@@ -144,20 +172,27 @@ public final class P2pPerf {
                     w.println("system,transport,test,size_bytes,iters,value,unit");
                 }
             }
-            // untimed ping-pongs first, so that C2 has compiled the send/receive/poll path before the
-            // first size is timed (its per-size skip of iters/10 leaves it in profiled tier-3 code)
-            latency(t, c, buf, Math.min(8, maxBytes), PerfOptions.JIT_WARMUP_CALLS, 0, timeout);
+            // C2 must have compiled the send/receive/poll path before the first size is timed (the
+            // per-size skip of iters/10 would leave it in profiled tier-3 code)
+            warmUp(t, c, buf, ack, reqs, timeout, err);
             for (long bytes : ByteSizes.series(minBytes, maxBytes, factor, 0)) {
                 int iters = bytes <= 8192 ? smallIters : largeIters;
-                double lat = latency(t, c, buf, bytes, iters, iters / 10 + 1, timeout);
-                int bwIters = Math.max(1, iters / 10);
-                double bw = bandwidth(t, c, buf, ack, reqs, bytes, bwIters, bwIters / 10 + 1, timeout);
+                double lat = latency ? latency(t, c, buf, bytes, iters, iters / 10 + 1, timeout) : Double.NaN;
+                int bwIters = bandwidthWindows(bytes, window, iters, bwBytes);
+                double bw = bandwidth ? bandwidth(t, c, buf, ack, reqs, bytes, bwIters, bwIters / 10 + 1, timeout)
+                        : Double.NaN;
                 if (rank == 0) {
-                    out.printf(Locale.ROOT, "  %12d %14.2f %16.3f%n", bytes, lat, bw);
+                    out.printf(Locale.ROOT, "  %12d %14s %16s%n", bytes, latency ? String.format(Locale.ROOT, "%.2f", lat) : "-",
+                            bandwidth ? String.format(Locale.ROOT, "%.3f", bw) : "-");
                     out.flush();
                     if (w != null) {
-                        w.printf(Locale.ROOT, "rdma4j,%s,latency,%d,%d,%.4f,us%n", t.provider(), bytes, iters, lat);
-                        w.printf(Locale.ROOT, "rdma4j,%s,bandwidth,%d,%d,%.6f,GB/s%n", t.provider(), bytes, bwIters, bw);
+                        if (latency) {
+                            w.printf(Locale.ROOT, "rdma4j,%s,latency,%d,%d,%.4f,us%n", t.provider(), bytes, iters, lat);
+                        }
+                        if (bandwidth) {
+                            w.printf(Locale.ROOT, "rdma4j,%s,bandwidth,%d,%d,%.6f,GB/s%n", t.provider(), bytes, bwIters,
+                                    bw);
+                        }
                         w.flush();
                     }
                 }
@@ -169,6 +204,57 @@ public final class P2pPerf {
                 w.close();
             }
         }
+    }
+
+    /**
+     * Untimed ping-pongs (and a bandwidth window) in rounds until a round passed in which neither
+     * side's JIT compiled anything: a C2 compilation still running would share the CPU with the
+     * measured loop (and, under emulation, with the kernel's Soft-RoCE work) and be measured as
+     * the transport's cost. The sides agree after every round, so they stop together.
+     */
+    private void warmUp(Transport t, Connection c, RegisteredBuffer buf, RegisteredBuffer ack, long[] reqs, long timeout,
+                        PrintStream err) {
+        if (jitWarmup == 0) {
+            return;
+        }
+        int rounds;
+        try (RegisteredBuffer flags = t.allocate(16)) {
+            rounds = JitWarmup.untilQuietTogether(() -> {
+                latency(t, c, buf, Math.min(8, maxBytes), jitWarmup, 0, timeout);
+                if (bandwidth) {
+                    bandwidth(t, c, buf, ack, reqs, Math.min(WARMUP_BANDWIDTH_BYTES, maxBytes), 1, 0, timeout);
+                }
+            }, busy -> eitherBusy(t, c, flags, busy, timeout), MAX_WARMUP_ROUNDS);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (rounds == MAX_WARMUP_ROUNDS && t.rank() == 0) {
+            err.println(TOOL + ": the JIT was still busy after " + rounds + " warm-up rounds; the first sizes may "
+                    + "include compilation");
+        }
+    }
+
+    /** Tells the peer whether this side was busy and returns whether either side was. */
+    private static boolean eitherBusy(Transport t, Connection c, RegisteredBuffer flags, boolean busy, long timeout) {
+        MemorySegment m = flags.segment();
+        m.set(ValueLayout.JAVA_INT, 0, busy ? 1 : 0);
+        long r = c.irecv(flags, 8, 4, TAG_WARMUP);
+        long s = c.isend(flags, 0, 4, TAG_WARMUP);
+        t.await(s, timeout);
+        t.await(r, timeout);
+        return busy || m.get(ValueLayout.JAVA_INT, 8) != 0;
+    }
+
+    /**
+     * Timed windows of the bandwidth run at {@code bytes}: enough whole windows to move
+     * {@code volume} bytes when that is set, else a tenth of the size's iterations (as osu_bw).
+     */
+    static int bandwidthWindows(long bytes, int window, int iters, long volume) {
+        if (volume <= 0) {
+            return Math.max(1, iters / 10);
+        }
+        long perWindow = Math.max(1, bytes) * window;
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(1, (volume + perWindow - 1) / perWindow));
     }
 
     /** Half the round trip of a ping-pong, in microseconds. */

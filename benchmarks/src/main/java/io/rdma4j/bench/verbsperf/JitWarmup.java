@@ -16,9 +16,14 @@ import java.lang.management.ThreadMXBean;
  * almost no CPU meanwhile. In a ping-pong both sides must run the same number of rounds, so with a peer the sides
  * exchange whether they were busy after every round and stop together.
  */
-final class JitWarmup {
-    interface Round {
+public final class JitWarmup {
+    public interface Round {
         void run() throws IOException;
+    }
+
+    /** The other side of a ping-pong: tells it whether this side was busy, returns whether either was. */
+    public interface Peer {
+        boolean eitherBusy(boolean busy) throws IOException;
     }
 
     private static final CompilationMXBean JIT = ManagementFactory.getCompilationMXBean();
@@ -38,6 +43,15 @@ final class JitWarmup {
      * @param peer the other side of a ping-pong, or null when only this side runs the rounds
      */
     static int untilQuiet(Round round, OobChannel peer, int maxRounds) throws IOException {
+        return untilQuietTogether(round, peer == null ? null
+                : busy -> {
+                    peer.sendValues(busy ? 1 : 0);
+                    return busy | peer.receiveValues("the peer's warm-up status")[0] != 0;
+                }, maxRounds);
+    }
+
+    /** As {@link #untilQuiet(Round, OobChannel, int)}, with any way of agreeing with the peer. */
+    public static int untilQuietTogether(Round round, Peer peer, int maxRounds) throws IOException {
         int rounds = 0;
         boolean busy = true;
         while (busy && rounds < maxRounds) {
@@ -51,8 +65,7 @@ final class JitWarmup {
             busy = rounds < 2 || compilationMillis() != compiled
                     || othersUsed > Math.max(QUIET_FLOOR_NANOS, (long) (wall * QUIET_SHARE));
             if (peer != null) {
-                peer.sendValues(busy ? 1 : 0);
-                busy |= peer.receiveValues("the peer's warm-up status")[0] != 0;
+                busy = peer.eitherBusy(busy);
             }
         }
         return rounds;

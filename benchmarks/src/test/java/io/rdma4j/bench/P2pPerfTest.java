@@ -1,0 +1,58 @@
+package io.rdma4j.bench;
+
+import io.rdma4j.bench.launch.ExitStatus;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** p2p-perf's bandwidth-only mode (as benchmarks/scripts/verbs-vs-perftest --provider runs it). */
+class P2pPerfTest {
+
+    @Test
+    void bandwidthOnlyRunReportsNoLatency(@TempDir Path dir) throws IOException {
+        Path csv = dir.resolve("p2p.csv");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int status = run(out, "-t", "shm", "-b", "64K", "-e", "256K", "-f", "4", "-W", "4", "--measure", "bandwidth", "--jit-warmup", "100",
+                "--bw-bytes", "4M", "--csv", csv.toString());
+        String table = out.toString(StandardCharsets.UTF_8);
+        assertEquals(ExitStatus.OK, status, table);
+        assertTrue(table.lines().anyMatch(l -> l.matches(" +65536 +- +[0-9]+\\.[0-9]{3}")), table);
+        assertTrue(table.lines().anyMatch(l -> l.matches(" +262144 +- +[0-9]+\\.[0-9]{3}")), table);
+        List<String> rows = Files.readAllLines(csv);
+        assertEquals(3, rows.size(), String.join("\n", rows)); // header + one bandwidth row per size
+        assertTrue(rows.get(1).startsWith("rdma4j,shm,bandwidth,65536,16,"), rows.get(1)); // 4 MiB / (4 x 64 KiB)
+        assertTrue(rows.get(2).startsWith("rdma4j,shm,bandwidth,262144,4,"), rows.get(2));
+    }
+
+    @Test
+    void bandwidthWindowsCoverTheVolume() {
+        assertEquals(20, P2pPerf.bandwidthWindows(1 << 20, 64, 200, 0)); // osu style: iters / 10
+        assertEquals(1, P2pPerf.bandwidthWindows(1 << 20, 64, 5, 0));
+        assertEquals(8, P2pPerf.bandwidthWindows(64 << 10, 8, 200, 4 << 20)); // 4 MiB in windows of 512 KiB
+        assertEquals(2, P2pPerf.bandwidthWindows(3 << 20, 1, 200, 5 << 20)); // rounded up to whole windows
+        assertEquals(1, P2pPerf.bandwidthWindows(8 << 20, 8, 200, 1 << 20));
+    }
+
+    @Test
+    void badMeasureIsAUsageError() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertEquals(ExitStatus.USAGE, run(out, "--measure", "throughput"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("--measure needs both, latency or bandwidth"));
+    }
+
+    private static int run(ByteArrayOutputStream out, String... args) {
+        PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
+        return new P2pPerf().run(args, Map.of(), ps, ps);
+    }
+}
