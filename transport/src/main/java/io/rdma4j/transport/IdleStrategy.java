@@ -58,8 +58,10 @@ public interface IdleStrategy {
          * once (the ranks of a job on it). When they all fit on the host's cores, the backoff spins
          * for {@link Backoff#DEDICATED_SPIN_NANOS} before its first yield, as Open MPI busy-polls
          * unless the host is oversubscribed: a yield hands the core away and costs a few
-         * microseconds, the whole budget of a small-message round trip. Oversubscribed, it yields
-         * after a few spins, so that the peer that holds the awaited data gets a core.
+         * microseconds, the whole budget of a small-message round trip. It also yields for
+         * {@link Backoff#DEDICATED_YIELD_NANOS} before it parks: a parked rank wakes up to a park
+         * cap late, and a wait must be long for that to be a small part of it. Oversubscribed, it
+         * yields after a few spins, so that the peer that holds the awaited data gets a core.
          */
         public IdleStrategy newInstance(int pollersOnHost) {
             boolean dedicated = pollersOnHost <= Runtime.getRuntime().availableProcessors();
@@ -67,8 +69,8 @@ public interface IdleStrategy {
                 case BUSY_SPIN -> new BusySpin();
                 case YIELD -> new Yield();
                 case BACKOFF -> new Backoff(Backoff.DEFAULT_SPINS, dedicated ? Backoff.DEDICATED_SPIN_NANOS : 0,
-                        Backoff.DEFAULT_YIELDS, Backoff.DEFAULT_YIELD_NANOS, Backoff.DEFAULT_MIN_PARK_NANOS,
-                        Backoff.DEFAULT_MAX_PARK_NANOS);
+                        Backoff.DEFAULT_YIELDS, dedicated ? Backoff.DEDICATED_YIELD_NANOS : Backoff.DEFAULT_YIELD_NANOS,
+                        Backoff.DEFAULT_MIN_PARK_NANOS, Backoff.DEFAULT_MAX_PARK_NANOS);
             };
         }
     }
@@ -112,6 +114,8 @@ public interface IdleStrategy {
         public static final int DEFAULT_SPINS = 10;
         /** The spin phase when every polling process of the host has a core of its own. */
         public static final long DEDICATED_SPIN_NANOS = 50_000;
+        /** The yield phase then: a park (up to {@link #DEFAULT_MAX_PARK_NANOS} late) ends a wait of 20 ms at most 5% late. */
+        public static final long DEDICATED_YIELD_NANOS = 20_000_000;
         public static final int DEFAULT_YIELDS = 50;
         /** Covers a round trip of a loaded or oversubscribed host before paying the timer slack. */
         public static final long DEFAULT_YIELD_NANOS = 1_000_000;
