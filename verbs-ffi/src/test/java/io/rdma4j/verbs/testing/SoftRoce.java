@@ -63,14 +63,15 @@ public final class SoftRoce {
     }
 
     /**
-     * The options of this JVM that a child JVM started by a test must repeat: where the JVM
-     * writes its crash report ({@code -XX:ErrorFile}), so that scripts/softroce-test finds the
-     * hs_err file of a child that died under the emulator and tells an emulator crash from a test
-     * failure. Empty when this JVM was started without one.
+     * The options of this JVM that a child JVM started by a test must repeat, as
+     * scripts/softroce-test sets them for the guest: where the JVM writes its crash report
+     * ({@code -XX:ErrorFile}), so that the script finds the hs_err file of a child that died under
+     * the emulator, and the compilation tier ({@code -XX:TieredStopAtLevel}), which keeps the JIT
+     * from patching running code under qemu. Empty when this JVM was started without them.
      */
     public static List<String> childJvmOptions() {
         return java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> a.startsWith("-XX:ErrorFile=")).toList();
+                .filter(a -> a.startsWith("-XX:ErrorFile=") || a.startsWith("-XX:TieredStopAtLevel=")).toList();
     }
 
     /** The rxe devices scripts/softroce-vm created (for example {@code [rxe0, rxe1]}); empty outside it. */
