@@ -1,29 +1,23 @@
 package io.rdma4j.transport.verbs;
 
 import io.rdma4j.transport.Connection;
-import io.rdma4j.transport.RegisteredBuffer;
-import io.rdma4j.transport.RemoteBuffer;
-import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.bootstrap.TcpStore;
 import io.rdma4j.transport.bootstrap.TcpStoreServer;
 import io.rdma4j.transport.testing.LocalGroup;
+import io.rdma4j.transport.testing.SteadyStateWorkload;
 import io.rdma4j.verbs.testing.SoftRoce;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -39,8 +33,7 @@ class VerbsSteadyStateSoftRoceTest {
     @Test
     void steadyStateOperationsAllocateNothingAcrossTwoDevices() throws Exception {
         List<String> devices = SoftRoce.requireDeviceOrSkip();
-        var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        assumeTrue(threads.isThreadAllocatedMemorySupported() && threads.isThreadAllocatedMemoryEnabled());
+        assumeTrue(SteadyStateWorkload.measurable());
         TransportConfig base = LocalGroup.config(TransportConfig.Provider.VERBS).toBuilder().ibQpsPerConnection(2).build();
         TransportConfig config0 = base.toBuilder().ibHca(devices.get(0)).build();
         TransportConfig config1 = base.toBuilder().ibHca(devices.get(devices.size() - 1)).build();
@@ -55,62 +48,7 @@ class VerbsSteadyStateSoftRoceTest {
             CompletableFuture<Connection> other = CompletableFuture.supplyAsync(() -> t1.connection(0));
             Connection c0 = t0.connection(1);
             Connection c1 = other.get(60, TimeUnit.SECONDS);
-            RegisteredBuffer a = t0.allocate(1 << 20);
-            RegisteredBuffer b = t1.allocate(1 << 20);
-            MemorySegment user = arena.allocate(4096);
-            RemoteBuffer remoteB = b.remote();
-            int warm = 4_000;
-            int measured = 1_000;
-            for (int i = 0; i < warm; i++) {
-                iteration(t0, t1, c0, c1, a, b, remoteB, user, i);
-            }
-            long before = threads.getCurrentThreadAllocatedBytes();
-            for (int i = 0; i < measured; i++) {
-                iteration(t0, t1, c0, c1, a, b, remoteB, user, i);
-            }
-            long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-            assertTrue(allocated < 1024, allocated + " bytes allocated in " + measured + " steady-state iterations ("
-                    + (double) allocated / measured + " B/iteration)");
+            SteadyStateWorkload.assertAllocatesNothing(t0, t1, c0, c1, arena, 4_000, 1_000);
         }
-    }
-
-    private static void iteration(Transport t0, Transport t1, Connection c0, Connection c1, RegisteredBuffer a,
-                                  RegisteredBuffer b, RemoteBuffer remoteB, MemorySegment user, int i) {
-        RegisteredBuffer u = t0.register(user); // cached: no allocation
-        long length = i % 2 == 0 ? 100 : 40_000; // one part, and striped over both QPs
-        a.segment().set(ValueLayout.JAVA_INT, 0, i);
-        long r = c1.irecv(b, 0, 40_000, 3);
-        long s = c0.isend(a, 0, length, 3);
-        long sent = Transport.PENDING;
-        long received = Transport.PENDING;
-        while (sent == Transport.PENDING || received == Transport.PENDING) {
-            if (sent == Transport.PENDING) {
-                sent = t0.test(s);
-            }
-            if (received == Transport.PENDING) {
-                received = t1.test(r);
-            }
-        }
-        assertEquals(length, received);
-        assertEquals(i, b.segment().get(ValueLayout.JAVA_INT, 0));
-        long w = c0.write(u, 0, remoteB, 1000, 4096, i & 0xFFFF);
-        long rd = c0.read(a, 8192, remoteB, 0, 70_000);
-        long written = Transport.PENDING;
-        long read = Transport.PENDING;
-        long immediate = Connection.NO_IMMEDIATE;
-        while (written == Transport.PENDING || read == Transport.PENDING || immediate == Connection.NO_IMMEDIATE) {
-            if (written == Transport.PENDING) {
-                written = t0.test(w);
-            }
-            if (read == Transport.PENDING) {
-                read = t0.test(rd);
-            }
-            long polled = c1.pollImmediate(); // also returns rank 1's credits
-            if (polled != Connection.NO_IMMEDIATE) {
-                immediate = polled;
-            }
-        }
-        assertEquals(i & 0xFFFF, immediate);
-        assertEquals(70_000, read);
     }
 }
