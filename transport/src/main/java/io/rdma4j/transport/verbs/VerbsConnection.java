@@ -560,6 +560,20 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     private boolean issueSend(int s) {
+        if (!postDataParts(s)) {
+            return false;
+        }
+        transport.setOutboxValue(s, requests.length[s]);
+        postImmediates(s, transport.outboxAddress(s), transport.mailboxLkey(), peerMailbox + 8L * requests.remoteSlot[s],
+                peerMailboxRkey, Immediate.data(requests.remoteSlot[s], requests.remoteGeneration[s]));
+        return true;
+    }
+
+    /**
+     * Checks that every QP has a credit and room for its parts of request s plus one write with
+     * immediate, then posts the parts as plain RDMA writes, striped from QP 0 on. False: nothing posted.
+     */
+    private boolean postDataParts(int s) {
         long size = requests.length[s];
         int parts = Striping.parts(size, qps);
         if (!credits.immediateCreditOnEvery() || !room(size, parts, 0, 1)) {
@@ -568,21 +582,24 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         VerbsBuffer b = requests.buffer[s];
         postParts(SendOpcode.RDMA_WRITE, size, parts, 0, b.address() + requests.offset[s], b.lkey,
                 requests.remoteAddress[s], requests.remoteKey[s], -1);
-        transport.setOutboxValue(s, size);
-        int imm = Immediate.data(requests.remoteSlot[s], requests.remoteGeneration[s]);
-        long mailbox = peerMailbox + 8L * requests.remoteSlot[s];
+        return true;
+    }
+
+    /**
+     * One write with immediate per QP, each behind that QP's parts (so the receiver has all data
+     * once it counted every QP's immediate); QP 0's carries the 8 bytes at {@code local} to {@code remote}.
+     */
+    private void postImmediates(int s, long local, int lkey, long remote, int rkey, int imm) {
         for (int q = 0; q < qps; q++) {
             credits.takeImmediate(q);
             if (q == 0) {
-                sends[0].add(SendOpcode.RDMA_WRITE_WITH_IMM, transport.outboxAddress(s), 8, transport.mailboxLkey(),
-                        mailbox, peerMailboxRkey, imm, s, false);
+                sends[0].add(SendOpcode.RDMA_WRITE_WITH_IMM, local, 8, lkey, remote, rkey, imm, s, false);
             } else {
-                sends[q].add(SendOpcode.RDMA_WRITE_WITH_IMM, 0, 0, 0, mailbox, peerMailboxRkey, imm, s, false);
+                sends[q].add(SendOpcode.RDMA_WRITE_WITH_IMM, 0, 0, 0, remote, rkey, imm, s, false);
             }
         }
         requests.partsLeft[s] = qps;
         requests.exposed[s] = true;
-        return true;
     }
 
     /** The receive is too small: tell the receiver (its request fails), and fail the send once that went out. */
@@ -623,30 +640,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     private boolean issueWriteWithImmediate(int s) {
-        long size = requests.length[s];
-        int parts = Striping.parts(size, qps);
-        if (!credits.immediateCreditOnEvery() || !room(size, parts, 0, 1)) {
+        if (!postDataParts(s)) {
             return false;
         }
-        VerbsBuffer b = requests.buffer[s];
-        postParts(SendOpcode.RDMA_WRITE, size, parts, 0, b.address() + requests.offset[s], b.lkey,
-                requests.remoteAddress[s], requests.remoteKey[s], -1);
         long sequence = userImmediatesSent++;
         long staged = layout.immSlot(layout.immOut, sequence);
         control.set(LONG, staged, requests.immediate[s]);
-        int imm = Immediate.user(sequence);
-        long target = peerControl + layout.immSlot(layout.immIn, sequence);
-        for (int q = 0; q < qps; q++) {
-            credits.takeImmediate(q);
-            if (q == 0) {
-                sends[0].add(SendOpcode.RDMA_WRITE_WITH_IMM, controlAddress + staged, 8, controlMr.lkey(), target,
-                        peerControlRkey, imm, s, false);
-            } else {
-                sends[q].add(SendOpcode.RDMA_WRITE_WITH_IMM, 0, 0, 0, target, peerControlRkey, imm, s, false);
-            }
-        }
-        requests.partsLeft[s] = qps;
-        requests.exposed[s] = true;
+        postImmediates(s, controlAddress + staged, controlMr.lkey(), peerControl + layout.immSlot(layout.immIn, sequence),
+                peerControlRkey, Immediate.user(sequence));
         return true;
     }
 
