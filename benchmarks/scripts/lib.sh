@@ -11,7 +11,7 @@ rdma4j="${RDMA4J_LAUNCHER:-$root/bin/rdma4j}"
 
 # Runs a main class of the benchmarks module on the project's class path (after bin/rdma4j built it).
 bench_java() {
-  "$jdk/bin/java" --enable-native-access=ALL-UNNAMED -Djava.awt.headless=true \
+  "$jdk/bin/java" --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector -Djava.awt.headless=true \
     -cp "$root/benchmarks/$target/classes:$root/benchmarks/$target/lib/*" "$@"
 }
 

@@ -7,6 +7,7 @@ import io.rdma4j.bench.coll.Slots;
 import io.rdma4j.collectives.Communicator;
 import io.rdma4j.collectives.DataType;
 import io.rdma4j.collectives.ReduceOp;
+import io.rdma4j.collectives.reduce.Simd;
 
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
@@ -239,8 +240,9 @@ public final class CollectiveBenchmark {
         if (!print) {
             return;
         }
-        out.printf("# %s: %s, %d ranks, transport %s, algorithm %s%n", tool, coll.name(), n, transport,
-                coll.name().equals("allreduce") ? (o.algorithm == null ? "auto (policy)" : o.algorithm.envName()) : "-");
+        out.printf("# %s: %s, %d ranks, transport %s, algorithm %s, reduction kernels %s%n", tool, coll.name(), n, transport,
+                coll.name().equals("allreduce") ? (o.algorithm == null ? "auto (policy)" : o.algorithm.envName()) : "-",
+                Simd.describe());
         out.printf("# minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d%s validation: %d placement: %s%n",
                 sizes.getFirst(), sizes.getLast(),
                 o.factor > 1 ? fmtFactor(o.factor) + "(factor)" : o.stepBytes + "(bytes)", o.warmups, o.iterations,

@@ -37,7 +37,11 @@ class SteadyStateAllocationTest {
                             MemorySegment buf = a == Algorithm.RHD || a == Algorithm.SHM ? small : large;
                             MemorySegment out = a == Algorithm.SHM ? heapOut : buf;
                             long count = buf.byteSize() / 4;
-                            for (int i = 0; i < 200; i++) {
+                            // steady state: the SIMD kernels box their vectors until C2 has compiled
+                            // them, which small vectors (few loop trips per call) reach after a few
+                            // thousand calls
+                            int warmUp = buf == small ? 20_000 : 1_000;
+                            for (int i = 0; i < warmUp; i++) {
                                 c.allReduce(buf, out, count, DataType.F32, ReduceOp.SUM, a);
                             }
                             // best of three rounds: a stall on a loaded machine takes the (allocating)

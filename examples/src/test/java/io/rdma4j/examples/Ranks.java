@@ -28,6 +28,7 @@ final class Ranks {
         List<String> c = new ArrayList<>();
         c.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         c.add("--enable-native-access=ALL-UNNAMED");
+        c.add("--add-modules=jdk.incubator.vector");
         c.addAll(SMALL_JVM);
         c.add("-cp");
         c.add(System.getProperty("java.class.path"));

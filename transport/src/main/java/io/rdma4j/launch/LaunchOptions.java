@@ -167,6 +167,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             List<String> full = new ArrayList<>();
             full.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
             full.add("--enable-native-access=ALL-UNNAMED");
+            // the collectives' SIMD reduction kernels (scalar without it)
+            full.add("--add-modules=jdk.incubator.vector");
             full.addAll(javaOpts);
             full.add("-cp");
             full.add(classPath != null ? classPath : System.getProperty("java.class.path"));

@@ -58,7 +58,7 @@ class LaunchOptionsTest {
                 "--main-class", "x.Main", "--steps", "3"}, Map.of());
         List<String> c = o.command();
         assertTrue(c.getFirst().endsWith("/bin/java"), c::toString);
-        assertEquals(List.of("--enable-native-access=ALL-UNNAMED", "-Xmx1g", "-cp", "a.jar:b", "x.Main", "--steps", "3"),
+        assertEquals(List.of("--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector", "-Xmx1g", "-cp", "a.jar:b", "x.Main", "--steps", "3"),
                 c.subList(1, c.size()));
     }
 

@@ -10,43 +10,55 @@ import java.lang.foreign.ValueLayout;
 final class I32Reducer extends AbstractReducer {
     private static final ValueLayout.OfInt I = ValueLayout.JAVA_INT_UNALIGNED;
 
-    I32Reducer(ReduceOp op) {
+    private final boolean simd;
+
+    I32Reducer(ReduceOp op, boolean simd) {
         super(DataType.I32, op);
+        this.simd = simd;
     }
 
     @Override
     public void reduceInto(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
+        long from = simd ? VectorKernels.i32(op, d, dOff, a, aOff, b, bOff, n) : 0;
         switch (op) {
-            case SUM, AVG -> sum(d, dOff, a, aOff, b, bOff, n);
-            case PROD -> prod(d, dOff, a, aOff, b, bOff, n);
-            case MIN -> min(d, dOff, a, aOff, b, bOff, n);
-            case MAX -> max(d, dOff, a, aOff, b, bOff, n);
+            case SUM, AVG -> sum(d, dOff, a, aOff, b, bOff, n, from);
+            case PROD -> prod(d, dOff, a, aOff, b, bOff, n, from);
+            case MIN -> min(d, dOff, a, aOff, b, bOff, n, from);
+            case MAX -> max(d, dOff, a, aOff, b, bOff, n, from);
         }
     }
 
-    private static void sum(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
-        for (long i = 0; i < n; i++) {
+    /** Elements {@code from..n} (the SIMD part did the ones before). */
+    private static void sum(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n,
+            long from) {
+        for (long i = from; i < n; i++) {
             long o = i << 2;
             d.set(I, dOff + o, a.get(I, aOff + o) + b.get(I, bOff + o));
         }
     }
 
-    private static void prod(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
-        for (long i = 0; i < n; i++) {
+    /** Elements {@code from..n} (the SIMD part did the ones before). */
+    private static void prod(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n,
+            long from) {
+        for (long i = from; i < n; i++) {
             long o = i << 2;
             d.set(I, dOff + o, a.get(I, aOff + o) * b.get(I, bOff + o));
         }
     }
 
-    private static void min(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
-        for (long i = 0; i < n; i++) {
+    /** Elements {@code from..n} (the SIMD part did the ones before). */
+    private static void min(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n,
+            long from) {
+        for (long i = from; i < n; i++) {
             long o = i << 2;
             d.set(I, dOff + o, Math.min(a.get(I, aOff + o), b.get(I, bOff + o)));
         }
     }
 
-    private static void max(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
-        for (long i = 0; i < n; i++) {
+    /** Elements {@code from..n} (the SIMD part did the ones before). */
+    private static void max(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n,
+            long from) {
+        for (long i = from; i < n; i++) {
             long o = i << 2;
             d.set(I, dOff + o, Math.max(a.get(I, aOff + o), b.get(I, bOff + o)));
         }

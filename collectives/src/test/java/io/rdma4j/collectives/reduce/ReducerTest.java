@@ -10,6 +10,8 @@ import java.lang.foreign.ValueLayout;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -253,5 +255,91 @@ class ReducerTest {
                 }
             }
         }
+    }
+
+    /** Values where SIMD and scalar code could plausibly differ: signed zeros, NaN, infinities, subnormals, extremes. */
+    private static void fillSpecial(MemorySegment s, DataType t, long count, Random rnd) {
+        float[] f = {0f, -0f, Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.MIN_VALUE, -Float.MAX_VALUE, 1f};
+        double[] d = {0d, -0d, Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.MIN_VALUE, Double.MAX_VALUE, -1d};
+        int[] i32 = {0, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, 1, 65_537, -65_537, 7};
+        long[] i64 = {0, -1, Long.MIN_VALUE, Long.MAX_VALUE, 1, 1L << 33, -(1L << 33), 7};
+        for (long i = 0; i < count; i++) {
+            int k = rnd.nextInt(8);
+            switch (t) {
+                case F32 -> s.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, f[k]);
+                case F64 -> s.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, d[k]);
+                case I32 -> s.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i, i32[k]);
+                case I64 -> s.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i, i64[k]);
+                default -> throw new IllegalArgumentException(t.toString());
+            }
+        }
+    }
+
+    @Test
+    void simdKernelsAreBitIdenticalToScalarOnes() {
+        // the test JVM runs with --add-modules jdk.incubator.vector (pom), so of() is the SIMD kernel
+        DataType[] simdTypes = {DataType.F32, DataType.F64, DataType.I32, DataType.I64};
+        assertNotSame(Reducers.scalar(DataType.F32, ReduceOp.SUM), Reducer.of(DataType.F32, ReduceOp.SUM),
+                "SIMD kernels are off in the test JVM: " + Simd.describe());
+        Random rnd = new Random(11);
+        try (Arena arena = Arena.ofConfined()) {
+            for (DataType t : simdTypes) {
+                for (ReduceOp op : ReduceOp.values()) {
+                    for (int count : new int[] {1, 15, 16, 17, 1000 + 13}) {
+                        long bytes = (long) count * t.byteSize();
+                        MemorySegment a = arena.allocate(bytes + 5).asSlice(5, bytes);
+                        MemorySegment b = MemorySegment.ofArray(new long[count + 1]).asSlice(3, bytes);
+                        MemorySegment simd = arena.allocate(bytes);
+                        MemorySegment scalar = arena.allocate(bytes);
+                        if (rnd.nextBoolean()) {
+                            fillSpecial(a, t, count, rnd);
+                        } else {
+                            fillRandom(a, t, count, rnd);
+                        }
+                        fillSpecial(b, t, count, rnd);
+                        Reducer.of(t, op).reduceInto(simd, 0, a, 0, b, 0, count);
+                        Reducers.scalar(t, op).reduceInto(scalar, 0, a, 0, b, 0, count);
+                        assertEquals(-1, scalar.mismatch(simd), t + " " + op + " x" + count);
+                        Reducer.of(t, op).reduce(a, b, count); // in place: dst is operand a
+                        assertEquals(-1, scalar.mismatch(a), t + " " + op + " x" + count + " in place");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void floatMinMaxFollowMathMinOnBothPaths() {
+        try (Arena arena = Arena.ofConfined()) {
+            int n = 64; // several whole vectors
+            MemorySegment a = arena.allocate(4L * n);
+            MemorySegment b = arena.allocate(4L * n);
+            MemorySegment d = arena.allocate(4L * n);
+            for (int i = 0; i < n; i++) {
+                a.setAtIndex(ValueLayout.JAVA_FLOAT, i, i % 2 == 0 ? -0f : Float.NaN);
+                b.setAtIndex(ValueLayout.JAVA_FLOAT, i, i % 2 == 0 ? 0f : 1f);
+            }
+            for (Reducer r : new Reducer[] {Reducer.of(DataType.F32, ReduceOp.MIN), Reducers.scalar(DataType.F32, ReduceOp.MIN)}) {
+                r.reduceInto(d, 0, b, 0, a, 0, n);
+                for (int i = 0; i < n; i++) {
+                    float got = d.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+                    assertEquals(Float.floatToRawIntBits(Math.min(b.getAtIndex(ValueLayout.JAVA_FLOAT, i),
+                            a.getAtIndex(ValueLayout.JAVA_FLOAT, i))), Float.floatToRawIntBits(got), r + " element " + i);
+                }
+            }
+            Reducer.of(DataType.F32, ReduceOp.MAX).reduceInto(d, 0, a, 0, b, 0, n);
+            assertEquals(Float.floatToRawIntBits(0f), Float.floatToRawIntBits(d.getAtIndex(ValueLayout.JAVA_FLOAT, 0)));
+            assertTrue(Float.isNaN(d.getAtIndex(ValueLayout.JAVA_FLOAT, 1)));
+        }
+    }
+
+    @Test
+    void simdSwitch() {
+        assertTrue(Simd.decide(null, null, true));
+        assertFalse(Simd.decide(null, null, false));
+        assertFalse(Simd.decide("false", null, true));
+        assertFalse(Simd.decide(null, "0", true));
+        assertTrue(Simd.decide("true", "0", true), "the property wins over the environment");
+        assertFalse(Simd.decide("true", null, false), "no module, no SIMD, whatever the setting");
     }
 }

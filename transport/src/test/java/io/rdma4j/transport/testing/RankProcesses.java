@@ -79,6 +79,7 @@ public final class RankProcesses implements AutoCloseable {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("--enable-native-access=ALL-UNNAMED");
+        cmd.add("--add-modules=jdk.incubator.vector"); // the collectives' SIMD kernels, as in production
         cmd.add("-Xmx256m");
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-XX:TieredStopAtLevel=1");
