@@ -17,6 +17,11 @@ package io.rdma4j.collectives;
  *       collectives); else recursive doubling ({@link Algorithm#RHD}) on power-of-two groups
  *       (log2 n exchanges), else the double binary tree ({@link Algorithm#TREE}, about
  *       2 log2 n hops).</li>
+ *   <li>More than two ranks and a shared window that holds the vector: {@link Algorithm#SHM}
+ *       (its sharded scheme: two synchronizations instead of the ring's 2(n-1) steps, and no
+ *       rank waits on a chain of others, which matters most when ranks outnumber cores). With
+ *       two ranks the ring is faster above {@link #smallBytes}: it reduces straight out of the
+ *       peer's registered buffer, one copy fewer than the window.</li>
  *   <li>Two hosts or more with a local transport, from {@link #twoHopBytes}:
  *       {@link Algorithm#TWO_HOP} (each byte crosses the network once per host).</li>
  *   <li>Up to {@link #treeBytes} with more than two ranks: {@link Algorithm#TREE} (pipelined,
@@ -99,6 +104,9 @@ public final class AlgorithmPolicy {
                 return Algorithm.SHM;
             }
             return powerOfTwo(size) ? Algorithm.RHD : Algorithm.TREE;
+        }
+        if (size > 2 && fits(bytes, windowBytes)) {
+            return Algorithm.SHM;
         }
         if (twoHopAvailable && bytes >= twoHopBytes) {
             return Algorithm.TWO_HOP;

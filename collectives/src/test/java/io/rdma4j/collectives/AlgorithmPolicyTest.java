@@ -33,7 +33,10 @@ class AlgorithmPolicyTest {
         assertEquals(Algorithm.SHM, p.choose(p.smallBytes(), 7, false, window, null));
         assertEquals(Algorithm.RHD, p.choose(8, 4, false, 0, null), "no window");
         assertEquals(Algorithm.TREE, p.choose(8, 6, false, 4, null), "vector larger than the window");
-        assertEquals(Algorithm.RING, p.choose(p.smallBytes() + 1, 2, false, window, null), "above smallBytes");
+        assertEquals(Algorithm.RING, p.choose(p.smallBytes() + 1, 2, false, window, null), "two ranks, above smallBytes");
+        assertEquals(Algorithm.SHM, p.choose(window, 3, false, window, null), "more ranks: whatever fits the window");
+        assertEquals(Algorithm.TREE, p.choose(window + 1, 3, false, window, null), "does not fit");
+        assertEquals(Algorithm.RING, p.choose(4L << 20, 8, false, 2L << 20, null), "does not fit, above treeBytes");
         // the override still picks any other algorithm; a forced SHM that cannot run falls back
         assertEquals(Algorithm.RING, p.choose(8, 2, false, window, Algorithm.RING));
         assertEquals(Algorithm.RHD, p.choose(8, 4, false, window, Algorithm.RHD));

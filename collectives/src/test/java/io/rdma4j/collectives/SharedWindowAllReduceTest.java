@@ -11,9 +11,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -73,19 +75,71 @@ class SharedWindowAllReduceTest {
         }
     }
 
+    @Test
+    void withMoreThanTwoRanksThePolicyUsesItForWhatFitsTheWindow() throws Exception {
+        try (LocalGroup g = shm(3)) {
+            g.run(LIMIT, (rank, t, store) -> {
+                try (Communicator c = comm(t, store)) {
+                    assertEquals(Algorithm.SHM, c.algorithmFor(8));
+                    assertEquals(Algorithm.SHM, c.algorithmFor(1 << 20));
+                    assertEquals(Algorithm.SHM, c.algorithmFor(4L << 20), "a 4 MiB window slot");
+                    assertEquals(Algorithm.RING, c.algorithmFor((4L << 20) + 4096), "beyond the window");
+                }
+            });
+        }
+    }
+
     /** Three ranks (the fold's loop runs), every type and operator, counts 0/1/7, both placements, heap too. */
     @Test
     void everyTypeAndOperatorInAndOutOfPlace() throws Exception {
+        everyTypeAndOperator(3, type -> new long[] {0, 1, 7}, (rank, c) -> {
+            double[] d = {rank, -rank, 0.5}; // heap array, through the window without any scratch
+            c.allReduce(d, ReduceOp.MAX);
+            assertArrayEquals(new double[] {2, 0, 0.5}, d);
+        });
+    }
+
+    /**
+     * The sharded scheme (vectors from 64 KiB): four ranks, every type and operator, a count just
+     * over the threshold and one whose shards are uneven, both placements; and a heap array.
+     */
+    @Test
+    void shardedSchemeEveryTypeAndOperator() throws Exception {
+        everyTypeAndOperator(4, type -> {
+            long min = Math.ceilDiv(64 << 10, type.byteSize());
+            return new long[] {min + 1, 3 * min + 13};
+        }, (rank, c) -> {
+            float[] f = new float[100_003];
+            Arrays.fill(f, rank + 1);
+            f[100_002] = rank;
+            c.allReduce(f, ReduceOp.SUM);
+            assertEquals(10f, f[0]);
+            assertEquals(10f, f[50_000]);
+            assertEquals(6f, f[100_002], "the last element of the last shard");
+        });
+    }
+
+    private interface RankCheck {
+        void run(int rank, Communicator c) throws Exception;
+    }
+
+    private static void everyTypeAndOperator(int n, Function<DataType, long[]> counts, RankCheck extra) throws Exception {
         List<String> failures = new CopyOnWriteArrayList<>();
-        try (LocalGroup g = shm(3)) {
+        try (LocalGroup g = shm(n)) {
             g.run(LIMIT, (rank, t, store) -> {
                 try (Communicator c = comm(t, store); Arena arena = Arena.ofConfined()) {
-                    MemorySegment in = arena.allocate(64);
-                    MemorySegment out = arena.allocate(64);
+                    long most = 0;
+                    for (DataType type : DataType.values()) {
+                        for (long count : counts.apply(type)) {
+                            most = Math.max(most, count * type.byteSize());
+                        }
+                    }
+                    MemorySegment in = arena.allocate(Math.max(64, most));
+                    MemorySegment out = arena.allocate(Math.max(64, most));
                     int id = 0;
                     for (DataType type : DataType.values()) {
                         for (ReduceOp op : ReduceOp.values()) {
-                            for (long count : new long[] {0, 1, 7}) {
+                            for (long count : counts.apply(type)) {
                                 for (boolean inPlace : new boolean[] {true, false}) {
                                     int caseId = ++id;
                                     for (long i = 0; i < count; i++) {
@@ -94,9 +148,9 @@ class SharedWindowAllReduceTest {
                                     MemorySegment dst = inPlace ? in : out;
                                     c.allReduce(in, dst, count, type, op, Algorithm.SHM);
                                     for (long i = 0; i < count; i++) {
-                                        double want = Values.reference(3, caseId, i, type, op, (r, x) -> x);
+                                        double want = Values.reference(n, caseId, i, type, op, (r, x) -> x);
                                         double got = Values.read(dst, i, type);
-                                        if (!Values.close(got, want, type, op)) {
+                                        if (!Values.close(got, want, type, op) && failures.size() < 20) {
                                             failures.add("rank " + rank + " " + type + " " + op + " count=" + count
                                                     + (inPlace ? " in-place" : "") + " [" + i + "] = " + got + ", want " + want);
                                         }
@@ -105,9 +159,7 @@ class SharedWindowAllReduceTest {
                             }
                         }
                     }
-                    double[] d = {rank, -rank, 0.5};
-                    c.allReduce(d, ReduceOp.MAX); // heap array, through the window without any scratch
-                    assertArrayEquals(new double[] {2, 0, 0.5}, d);
+                    extra.run(rank, c);
                 }
             });
         }
@@ -213,6 +265,33 @@ class SharedWindowAllReduceTest {
                             b.set(ValueLayout.JAVA_LONG, 0, rank == it % n ? it : -1);
                             c.broadcast(b, 1, DataType.I64, it % n);
                             assertEquals(it, b.get(ValueLayout.JAVA_LONG, 0));
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    /** Calls alternate between the whole and the sharded scheme on the same two slots. */
+    @Test
+    void slotsAreReusedSafelyAcrossBothSchemes() throws Exception {
+        int n = 4;
+        int[] counts = {16, 20_000, 1, 70_000, 70_000, 5, 20_000};
+        try (LocalGroup g = shm(n)) {
+            g.run(LIMIT, (rank, t, store) -> {
+                try (Communicator c = comm(t, store); Arena arena = Arena.ofConfined()) {
+                    MemorySegment buf = arena.allocate(4L * 70_000);
+                    for (int it = 0; it < 60; it++) {
+                        int count = counts[it % counts.length];
+                        for (int i = 0; i < count; i++) {
+                            buf.setAtIndex(ValueLayout.JAVA_INT, i, it * 31 + i + rank);
+                        }
+                        c.allReduce(buf, buf, count, DataType.I32, ReduceOp.SUM);
+                        for (int i = 0; i < count; i++) {
+                            int want = n * (it * 31 + i) + n * (n - 1) / 2;
+                            if (want != buf.getAtIndex(ValueLayout.JAVA_INT, i)) {
+                                assertEquals(want, buf.getAtIndex(ValueLayout.JAVA_INT, i), "call " + it + " element " + i);
+                            }
                         }
                     }
                 }

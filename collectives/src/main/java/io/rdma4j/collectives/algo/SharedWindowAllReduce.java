@@ -6,6 +6,7 @@ import io.rdma4j.collectives.core.CollectiveOp;
 import io.rdma4j.collectives.core.Descriptor;
 import io.rdma4j.collectives.core.Group;
 import io.rdma4j.collectives.core.Ops;
+import io.rdma4j.collectives.core.Partition;
 import io.rdma4j.transport.SharedWindow;
 
 import java.lang.foreign.MemorySegment;
@@ -13,26 +14,41 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 
 /**
- * {@link io.rdma4j.collectives.Algorithm#SHM}: small allreduce among ranks that share memory,
- * through each rank's {@link SharedWindow} instead of messages (as Open MPI's shared-memory
- * collectives do it). A call copies the input into this rank's slot, writes the call's
- * {@link Descriptor} in front of it and release-stores the slot's sequence number; then it
- * acquires every peer's slot for that number, checks the peer's descriptor against its own (a
- * mismatch fails here, on every rank, before any data is used) and reduces all slots in rank
- * order straight into the receive buffer. Every rank folds the same operands in the same order
- * with the same kernels, so the result bits are identical everywhere.
+ * {@link io.rdma4j.collectives.Algorithm#SHM}: allreduce among ranks that share memory, through
+ * each rank's {@link SharedWindow} instead of messages (as Open MPI's shared-memory collectives
+ * do it). A call copies the input into this rank's slot, writes the call's {@link Descriptor} in
+ * front of it and release-stores the slot's sequence word; every rank then acquires every peer's
+ * slot for that call and checks the peer's descriptor against its own (a mismatch fails here, on
+ * every rank, before any data is used). Then one of two schemes, chosen from the vector size
+ * and the rank count alone (so the same on every rank):
+ * <ul>
+ *   <li><b>Whole</b> (two ranks, or small vectors): each rank reduces all slots in rank order
+ *       straight into its receive buffer. One synchronization; every rank folds the same
+ *       operands in the same order, so the result bits are identical everywhere.</li>
+ *   <li><b>Sharded</b> (three ranks or more, from {@link #SHARDED_MIN_BYTES}): reduce-scatter and
+ *       allgather in place. Rank r reduces shard r of every slot into shard r of its own slot
+ *       (own contribution first, then the others in rank order), publishes it with a second
+ *       sequence value, and every rank copies each shard from its owner's slot. Each byte is read
+ *       about three times instead of n times, and the reduction work is spread over the ranks;
+ *       each shard is computed once, so every rank again gets the same bits.</li>
+ * </ul>
  *
- * <p><b>Slots.</b> The window holds two cache-line aligned slots, used alternately by the call
- * number (counted over this op's calls, which every rank makes in the same order): sequence word,
- * descriptor, payload. A rank publishes call k+2 into the slot of call k only after it
- * has read every peer's call k+1, which each peer publishes only after it has finished reading
- * call k; so no slot is overwritten while somebody still reads it.
+ * <p><b>Slots and sequence values.</b> The window holds two cache-line aligned slots, used
+ * alternately by the call number k (counted over this op's calls, which every rank makes in the
+ * same order): sequence word, descriptor, payload. The sequence word says {@code 2k-1} when the
+ * input of call k is there and {@code 2k} when its reduced shard is. A rank publishes call k+2
+ * into the slot of call k only after it has seen every peer's input of call k+1, which each peer
+ * publishes only after it has finished call k (its last read of this slot); so no slot is
+ * overwritten while somebody still reads it. The shard a rank overwrites with its result is one
+ * no peer reads in the first phase.
  *
  * <p><b>Waiting.</b> The {@link io.rdma4j.collectives.core.Engine} steps this op with its idle
  * strategy, abort flag and timeout; while a peer's slot is not there yet, each step also asks the
  * transport whether that peer closed, aborted or died, so a dead rank is named at once.
  */
 public final class SharedWindowAllReduce extends CollectiveOp {
+    /** Below this the whole scheme's single synchronization beats the sharded one's two. */
+    static final long SHARDED_MIN_BYTES = 64 << 10;
     private static final long SEQ = 0;
     private static final long DESC = 8;
     /**
@@ -41,6 +57,8 @@ public final class SharedWindowAllReduce extends CollectiveOp {
      */
     static final long PAYLOAD = DESC + Descriptor.BYTES;
     private static final long SLOT_ALIGN = 64;
+    /** Shards are whole multiples of this (but the last), so each is whole SIMD vectors of any type. */
+    private static final long SHARD_ALIGN = 64;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
     private final SharedWindow window;
@@ -53,6 +71,11 @@ public final class SharedWindowAllReduce extends CollectiveOp {
     private MemorySegment recv;
     private long bytes;
     private long base;
+    private boolean sharded;
+    /** Bytes per shard (the last one may be shorter or empty). */
+    private long shardBytes;
+    /** The sequence value peers must have reached for the current phase: 2k-1, then 2k. */
+    private long awaited;
     private int next;
     private boolean done;
 
@@ -68,6 +91,11 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         return Math.max(0, slotBytes - PAYLOAD);
     }
 
+    /** Whether a vector of {@code bytes} among {@code ranks} ranks takes the sharded scheme. */
+    static boolean sharded(long bytes, int ranks) {
+        return ranks >= 2 && bytes >= SHARDED_MIN_BYTES;
+    }
+
     /**
      * Prepares one call on the caller's own segments (native or heap: they are only copied from
      * and reduced into, never registered).
@@ -77,6 +105,8 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         this.send = send;
         this.recv = recv;
         this.bytes = c.count * c.elemBytes();
+        this.sharded = sharded(bytes, g.size());
+        this.shardBytes = Partition.ceilDiv(Partition.ceilDiv(bytes, g.size()), SHARD_ALIGN) * SHARD_ALIGN;
         hs.copyFrom(c.identity);
         hs.sender = g.worldRank(g.rank());
     }
@@ -100,7 +130,8 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         if (bytes > 0) {
             MemorySegment.copy(send, 0, mine, base + PAYLOAD, bytes);
         }
-        LONG.setRelease(mine, base + SEQ, calls);
+        awaited = 2 * calls - 1;
+        LONG.setRelease(mine, base + SEQ, awaited);
         next = 0;
         done = false;
     }
@@ -115,40 +146,90 @@ public final class SharedWindowAllReduce extends CollectiveOp {
             if (!arrived(next)) {
                 return progressed;
             }
-            if (!hs.matchesHeader(slots[next], base + DESC)) {
+            if (awaited % 2 == 1 && !hs.matchesHeader(slots[next], base + DESC)) {
                 throw mismatch(g, next, slots[next], base + DESC, Descriptor.BYTES);
             }
             progressed = true;
         }
+        if (!sharded) {
+            reduceWhole();
+        } else if (awaited % 2 == 1) {
+            reduceOwnShard();
+            awaited++;
+            LONG.setRelease(slots[g.rank()], base + SEQ, awaited);
+            next = 0;
+            return step();
+        } else {
+            gatherShards();
+        }
+        done = true;
+        return true;
+    }
+
+    private void reduceWhole() {
         if (bytes > 0) {
             long off = base + PAYLOAD;
             c.reducer.reduceInto(recv, 0, slots[0], off, slots[1], off, c.count);
             for (int r = 2; r < slots.length; r++) {
                 c.reducer.reduce(recv, 0, slots[r], off, c.count);
             }
-            if (c.reducer.needsFinish()) {
-                c.reducer.finish(recv, 0, c.count, c.contributors);
-            }
+            finish(recv, 0, c.count);
         }
-        done = true;
-        return true;
     }
 
-    /** Whether {@code peer} published this call; checks its health while it has not. */
+    private void reduceOwnShard() {
+        long lo = shardStart(g.rank());
+        long len = shardStart(g.rank() + 1) - lo;
+        if (len == 0) {
+            return;
+        }
+        long n = len / c.elemBytes();
+        long off = base + PAYLOAD + lo;
+        MemorySegment mine = slots[g.rank()];
+        for (int r = 0; r < slots.length; r++) {
+            if (r != g.rank()) {
+                c.reducer.reduce(mine, off, slots[r], off, n);
+            }
+        }
+        finish(mine, off, n);
+    }
+
+    private void gatherShards() {
+        for (int r = 0; r < slots.length; r++) {
+            long lo = shardStart(r);
+            long len = shardStart(r + 1) - lo;
+            if (len > 0) {
+                MemorySegment.copy(slots[r], base + PAYLOAD + lo, recv, lo, len);
+            }
+        }
+    }
+
+    private void finish(MemorySegment data, long off, long n) {
+        if (c.reducer.needsFinish()) {
+            c.reducer.finish(data, off, n, c.contributors);
+        }
+    }
+
+    /** Byte offset of shard {@code r} in the vector (the vector's length for {@code r == size}). */
+    private long shardStart(int r) {
+        return Math.min(bytes, r * shardBytes);
+    }
+
+    /** Whether {@code peer} reached the awaited sequence value; checks its health while it has not. */
     private boolean arrived(int peer) {
         long seq = sequence(peer);
-        if (seq == calls) {
+        if (seq >= awaited && seq <= 2 * calls) {
             return true;
         }
-        if (seq > calls) {
+        if (seq > 2 * calls) {
             throw new CollectiveMismatchException(g.worldRank(peer), "collective mismatch: rank "
                     + g.worldRank(g.rank()) + " is at shared-memory allreduce #" + calls + " (" + hs + ") but rank "
-                    + g.worldRank(peer) + " already published #" + seq + " (it ran more of them)");
+                    + g.worldRank(peer) + " already published #" + (seq + 1) / 2 + " (it ran more of them)");
         }
         try {
             Ops.checkPeer(g, window, peer);
         } catch (RuntimeException e) {
-            if (sequence(peer) == calls) {
+            if (sequence(peer) >= awaited) {
                 return true; // published, then closed its transport: its window is still mapped here
             }
             throw e;

@@ -61,10 +61,22 @@ public final class ShmTransport implements Transport {
     static final int IMMEDIATE_RING = 1024;
     static final int REGION_CAPACITY = 4096;
     /**
-     * Each rank's {@link SharedWindow}: room for two slots of a small header plus 16 KiB (the
-     * collectives' small-message bound) each, rounded up to pages; sparse until first written.
+     * Each rank's {@link SharedWindow}: two slots of {@link #windowSlotBytes} plus a page for the
+     * slots' headers. Sparse until first written: the collectives touch a slot's pages only up to
+     * the size of the vectors they reduce through it.
      */
-    static final long WINDOW_BYTES = 36L << 10;
+    static long windowBytes(int ranks) {
+        return 2 * windowSlotBytes(ranks) + ShmLayout.PAGE;
+    }
+
+    /**
+     * Payload room per window slot: 4 MiB up to 4 ranks, less beyond (16 MiB / ranks, at least
+     * 16 KiB), so that all windows of a host together stay within 32 MiB of /dev/shm (Docker's
+     * default is 64 MiB).
+     */
+    static long windowSlotBytes(int ranks) {
+        return Math.clamp((16L << 20) / Math.max(1, ranks), 16L << 10, 4L << 20) & -ShmLayout.PAGE;
+    }
 
     private final int rank;
     private final int size;
@@ -109,7 +121,7 @@ public final class ShmTransport implements Transport {
         String id = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
         files = new ShmFiles(dir, ShmFiles.prefix(id, rank, pid));
         layout = new ShmLayout(rank, size, CTS_RING, EVENT_RING, IMMEDIATE_RING, CHUNK_COUNT, CHUNK_BYTES,
-                REGION_CAPACITY, config.maxOutstandingRequests(), WINDOW_BYTES);
+                REGION_CAPACITY, config.maxOutstandingRequests(), windowBytes(size));
         requests = new RequestTable(config.maxOutstandingRequests());
         completion = new RequestCompletion(requests, new RequestCompletion.Progress() {
             @Override

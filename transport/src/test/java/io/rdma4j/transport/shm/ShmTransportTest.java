@@ -460,7 +460,10 @@ class ShmTransportTest {
         SharedWindow w0 = t[0].sharedWindow();
         SharedWindow w1 = t[1].sharedWindow();
         assertNull(t[0].sharedWindow(), "a transport hands its window out once");
-        assertEquals(ShmTransport.WINDOW_BYTES, w0.byteSize());
+        assertEquals(ShmTransport.windowBytes(2), w0.byteSize());
+        assertEquals(2 * (4L << 20) + 4096, ShmTransport.windowBytes(2), "two 4 MiB slots and a header page");
+        assertEquals(2 * (2L << 20) + 4096, ShmTransport.windowBytes(8), "32 MiB for all windows of 8 ranks");
+        assertEquals(2 * (16L << 10) + 4096, ShmTransport.windowBytes(4096), "never below the small-message slots");
         long last = w0.byteSize() - 8;
         w0.local().set(ValueLayout.JAVA_LONG, last, 0x1234_5678_9ABCL);
         assertEquals(0x1234_5678_9ABCL, w1.peer(0).get(ValueLayout.JAVA_LONG, last), "the writer's bytes, in place");
