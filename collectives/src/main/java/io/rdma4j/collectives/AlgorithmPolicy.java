@@ -9,19 +9,21 @@ package io.rdma4j.collectives;
  *   <li>A forced algorithm ({@code RDMA4J_ALGO} or {@link CollectiveOptions#algorithm()}) wins
  *       if it can run: {@link Algorithm#RHD} needs a power-of-two group, {@link Algorithm#TWO_HOP}
  *       needs several hosts with the same number (&gt; 1) of ranks each and a local transport,
- *       {@link Algorithm#SHM} needs a shared window (world communicator on the shm provider)
- *       that holds the vector; otherwise the rules below decide.</li>
+ *       {@link Algorithm#SHM} needs a shared window (world communicator on the shm provider);
+ *       otherwise the rules below decide.</li>
  *   <li>Up to {@link #smallBytes} (latency-bound): {@link Algorithm#SHM} when the
  *       communicator has a shared window that holds the vector (every rank on one host, shm
  *       provider: one copy in, one reduction pass, no messages, as Open MPI's shared-memory
  *       collectives); else recursive doubling ({@link Algorithm#RHD}) on power-of-two groups
  *       (log2 n exchanges), else the double binary tree ({@link Algorithm#TREE}, about
  *       2 log2 n hops).</li>
- *   <li>More than two ranks and a shared window that holds the vector: {@link Algorithm#SHM}
- *       (its sharded scheme: two synchronizations instead of the ring's 2(n-1) steps, and no
- *       rank waits on a chain of others, which matters most when ranks outnumber cores). With
- *       two ranks the ring is faster above {@link #smallBytes}: it reduces straight out of the
- *       peer's registered buffer, one copy fewer than the window.</li>
+ *   <li>More than two ranks and a shared window: {@link Algorithm#SHM} at any size (its sharded
+ *       scheme, window-sized piece by piece: two synchronizations per piece instead of the
+ *       ring's 2(n-1) steps, and no rank waits on a chain of others, which matters most when
+ *       ranks outnumber cores; measured with 4 ranks on 2 cores: 1 MiB 250 us vs the ring's
+ *       650, 8 MiB 3.8 ms vs 4.7, equal from 32 MiB). With two ranks the ring is faster above
+ *       {@link #smallBytes} (1 MiB: 70 us vs 107): each rank reduces half the vector as it
+ *       arrives, one copy fewer than the window's copy in and copy out.</li>
  *   <li>Two hosts or more with a local transport, from {@link #twoHopBytes}:
  *       {@link Algorithm#TWO_HOP} (each byte crosses the network once per host).</li>
  *   <li>Up to {@link #treeBytes} with more than two ranks: {@link Algorithm#TREE} (pipelined,
@@ -60,7 +62,7 @@ public final class AlgorithmPolicy {
         return twoHopBytes;
     }
 
-    /** Whether a communicator has a shared window ({@code windowBytes > 0}) that holds {@code bytes}. */
+    /** Whether a communicator has a shared window ({@code windowBytes > 0}) that holds {@code bytes} in one piece. */
     private static boolean fits(long bytes, long windowBytes) {
         return windowBytes > 0 && bytes <= windowBytes;
     }
@@ -78,7 +80,7 @@ public final class AlgorithmPolicy {
             case RING, TREE -> true;
             case RHD -> powerOfTwo(size);
             case TWO_HOP -> twoHopAvailable;
-            case SHM -> fits(bytes, windowBytes);
+            case SHM -> windowBytes > 0;
         };
     }
 
@@ -105,7 +107,7 @@ public final class AlgorithmPolicy {
             }
             return powerOfTwo(size) ? Algorithm.RHD : Algorithm.TREE;
         }
-        if (size > 2 && fits(bytes, windowBytes)) {
+        if (size > 2 && windowBytes > 0) {
             return Algorithm.SHM;
         }
         if (twoHopAvailable && bytes >= twoHopBytes) {

@@ -8,13 +8,16 @@
  * <ul>
  *   <li>{@code reduce}: element-wise kernels per data type and operator over MemorySegments;
  *       arithmetic semantics (bf16/fp16 rounding after every step, AVG = SUM then one division)
- *       are specified on {@link io.rdma4j.collectives.reduce.Reducer}.</li>
+ *       are specified on {@link io.rdma4j.collectives.reduce.Reducer}. fp32/fp64/int32/int64 run
+ *       SIMD loops (Vector API) when the JVM has {@code --add-modules=jdk.incubator.vector}
+ *       ({@link io.rdma4j.collectives.reduce.Simd}), scalar loops with the same results otherwise.</li>
  *   <li>{@code algo}: one class per algorithm, each a non-blocking state machine over isend/irecv:
  *       ring (reduce-scatter + allgather, chunked, pipelined, multi-channel), double binary tree,
  *       recursive doubling (eager, for small vectors) and Rabenseifner halving/doubling, two-hop
  *       hierarchical, pipelined broadcast/reduce trees, dissemination barrier, pairwise all-to-all,
- *       point-to-point; and, without messages, the small-vector allreduce through the shm
- *       provider's shared windows ({@code SharedWindowAllReduce}). Choice:
+ *       point-to-point; and, without messages, the allreduce through the shm provider's shared
+ *       windows ({@code SharedWindowAllReduce}: whole-vector fold for small vectors, in-window
+ *       reduce-scatter + allgather up to the window's 4 MiB slots). Choice:
  *       {@link io.rdma4j.collectives.AlgorithmPolicy}, override {@code RDMA4J_ALGO}.</li>
  *   <li>{@code core}: the progress loop ({@code Engine}: the only place that waits, with back-off,
  *       abort, timeouts and the fault board), groups and tags ({@code ctx << 16 | lane}: split

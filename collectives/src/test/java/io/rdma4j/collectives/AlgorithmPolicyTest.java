@@ -26,7 +26,7 @@ class AlgorithmPolicyTest {
     }
 
     @Test
-    void sharedWindowTakesSmallVectorsThatFitIt() {
+    void sharedWindowTakesSmallVectorsAndEverythingWithMoreThanTwoRanks() {
         long window = 18_000;
         assertEquals(Algorithm.SHM, p.choose(8, 2, false, window, null));
         assertEquals(Algorithm.SHM, p.choose(0, 6, false, window, null));
@@ -34,15 +34,15 @@ class AlgorithmPolicyTest {
         assertEquals(Algorithm.RHD, p.choose(8, 4, false, 0, null), "no window");
         assertEquals(Algorithm.TREE, p.choose(8, 6, false, 4, null), "vector larger than the window");
         assertEquals(Algorithm.RING, p.choose(p.smallBytes() + 1, 2, false, window, null), "two ranks, above smallBytes");
-        assertEquals(Algorithm.SHM, p.choose(window, 3, false, window, null), "more ranks: whatever fits the window");
-        assertEquals(Algorithm.TREE, p.choose(window + 1, 3, false, window, null), "does not fit");
-        assertEquals(Algorithm.RING, p.choose(4L << 20, 8, false, 2L << 20, null), "does not fit, above treeBytes");
+        assertEquals(Algorithm.SHM, p.choose(window, 3, false, window, null), "more ranks: any size");
+        assertEquals(Algorithm.SHM, p.choose(1L << 30, 8, false, window, null), "more ranks: any size, piece by piece");
+        assertEquals(Algorithm.RING, p.choose(1L << 30, 8, false, 0, null), "no window");
         // the override still picks any other algorithm; a forced SHM that cannot run falls back
         assertEquals(Algorithm.RING, p.choose(8, 2, false, window, Algorithm.RING));
         assertEquals(Algorithm.RHD, p.choose(8, 4, false, window, Algorithm.RHD));
         assertEquals(Algorithm.TREE, p.choose(8, 4, false, window, Algorithm.TREE));
         assertEquals(Algorithm.SHM, p.choose(window, 4, false, window, Algorithm.SHM));
-        assertEquals(Algorithm.RING, p.choose(window + 1, 2, false, window, Algorithm.SHM), "does not fit");
+        assertEquals(Algorithm.SHM, p.choose(window + 1, 2, false, window, Algorithm.SHM), "forced: in pieces");
         assertEquals(Algorithm.RHD, p.choose(8, 2, false, 0, Algorithm.SHM), "no window");
         assertEquals(Algorithm.RHD, p.choose(0, 2, false, 0, Algorithm.SHM), "no window, even for nothing");
         assertEquals(Algorithm.TREE, p.choose(0, 3, false, 0, null), "no window, even for nothing");

@@ -76,14 +76,44 @@ class SharedWindowAllReduceTest {
     }
 
     @Test
-    void withMoreThanTwoRanksThePolicyUsesItForWhatFitsTheWindow() throws Exception {
+    void withMoreThanTwoRanksThePolicyUsesItAtAnySize() throws Exception {
         try (LocalGroup g = shm(3)) {
             g.run(LIMIT, (rank, t, store) -> {
                 try (Communicator c = comm(t, store)) {
                     assertEquals(Algorithm.SHM, c.algorithmFor(8));
                     assertEquals(Algorithm.SHM, c.algorithmFor(1 << 20));
-                    assertEquals(Algorithm.SHM, c.algorithmFor(4L << 20), "a 4 MiB window slot");
-                    assertEquals(Algorithm.RING, c.algorithmFor((4L << 20) + 4096), "beyond the window");
+                    assertEquals(Algorithm.SHM, c.algorithmFor(1L << 30));
+                }
+            });
+        }
+    }
+
+    /**
+     * A vector larger than the window's slot goes through it piece by piece (4 MiB slots for 3
+     * ranks): pieces of both schemes, a last piece of one element, in place, and calls before and
+     * after it still line up.
+     */
+    @Test
+    void vectorsLargerThanTheWindowGoInPieces() throws Exception {
+        int n = 3;
+        long slotFloats = (4L << 20) / 4;
+        long[] counts = {2 * slotFloats + 1, slotFloats + 100, 10};
+        try (LocalGroup g = shm(n)) {
+            g.run(LIMIT, (rank, t, store) -> {
+                try (Communicator c = comm(t, store); Arena arena = Arena.ofConfined()) {
+                    MemorySegment buf = arena.allocate(4 * counts[0]);
+                    for (long count : counts) {
+                        for (long i = 0; i < count; i++) {
+                            buf.setAtIndex(ValueLayout.JAVA_INT, i, (int) (i * 7 + rank));
+                        }
+                        c.allReduce(buf, buf, count, DataType.I32, ReduceOp.SUM, Algorithm.SHM);
+                        for (long i = 0; i < count; i++) {
+                            int want = (int) (n * (i * 7) + n * (n - 1) / 2);
+                            if (want != buf.getAtIndex(ValueLayout.JAVA_INT, i)) {
+                                assertEquals(want, buf.getAtIndex(ValueLayout.JAVA_INT, i), "count " + count + " element " + i);
+                            }
+                        }
+                    }
                 }
             });
         }

@@ -32,10 +32,12 @@ import java.lang.invoke.VarHandle;
  *       about three times instead of n times, and the reduction work is spread over the ranks;
  *       each shard is computed once, so every rank again gets the same bits.</li>
  * </ul>
+ * A vector larger than a slot goes through the window in slot-sized pieces, one after the other,
+ * each piece a call of its own for the rules below (every rank cuts the same pieces).
  *
  * <p><b>Slots and sequence values.</b> The window holds two cache-line aligned slots, used
- * alternately by the call number k (counted over this op's calls, which every rank makes in the
- * same order): sequence word, descriptor, payload. The sequence word says {@code 2k-1} when the
+ * alternately by the call number k (counted over this op's pieces, which every rank goes through
+ * in the same order): sequence word, descriptor, payload. The sequence word says {@code 2k-1} when the
  * input of call k is there and {@code 2k} when its reduced shard is. A rank publishes call k+2
  * into the slot of call k only after it has seen every peer's input of call k+1, which each peer
  * publishes only after it has finished call k (its last read of this slot); so no slot is
@@ -69,7 +71,13 @@ public final class SharedWindowAllReduce extends CollectiveOp {
     private Call c;
     private MemorySegment send;
     private MemorySegment recv;
+    /** The call's vector, in bytes; it goes through the window in pieces of at most {@link #pieceBytes}. */
+    private long total;
+    private long pieceBytes;
+    /** The current piece: its offset in the vector, bytes and elements. */
+    private long pieceOff;
     private long bytes;
+    private long count;
     private long base;
     private boolean sharded;
     /** Bytes per shard (the last one may be shorter or empty). */
@@ -86,9 +94,9 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         this.slotBytes = window.byteSize() / 2 & -SLOT_ALIGN;
     }
 
-    /** Largest vector (bytes) a call can take; 0 when the window is too small to be of use. */
+    /** Largest piece (bytes) that goes through the window in one go; 0 when it is too small to be of use. */
     public long capacity() {
-        return Math.max(0, slotBytes - PAYLOAD);
+        return Math.max(0, slotBytes - PAYLOAD) & -SHARD_ALIGN;
     }
 
     /** Whether a vector of {@code bytes} among {@code ranks} ranks takes the sharded scheme. */
@@ -104,9 +112,11 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         this.c = c;
         this.send = send;
         this.recv = recv;
-        this.bytes = c.count * c.elemBytes();
-        this.sharded = sharded(bytes, g.size());
-        this.shardBytes = Partition.ceilDiv(Partition.ceilDiv(bytes, g.size()), SHARD_ALIGN) * SHARD_ALIGN;
+        this.total = c.count * c.elemBytes();
+        this.pieceBytes = capacity(); // a multiple of 64: of every element size too
+        if (pieceBytes == 0 && total > 0) {
+            throw new IllegalStateException("shared window of " + window.byteSize() + " bytes has no room for data");
+        }
         hs.copyFrom(c.identity);
         hs.sender = g.worldRank(g.rank());
     }
@@ -123,17 +133,30 @@ public final class SharedWindowAllReduce extends CollectiveOp {
                 slots[p] = p == g.rank() ? window.local() : Ops.window(g, window, p);
             }
         }
+        done = false;
+        startPiece(0);
+    }
+
+    /**
+     * Publishes the piece at {@code off} of the vector (every rank cuts the same pieces, and each
+     * is a call of its own for the slots' alternation and sequence values).
+     */
+    private void startPiece(long off) {
+        pieceOff = off;
+        bytes = Math.min(pieceBytes, total - off);
+        count = bytes / c.elemBytes();
+        sharded = sharded(bytes, g.size());
+        shardBytes = Partition.ceilDiv(Partition.ceilDiv(bytes, g.size()), SHARD_ALIGN) * SHARD_ALIGN;
         calls++;
         base = (calls & 1) * slotBytes;
         MemorySegment mine = slots[g.rank()];
         hs.write(mine, base + DESC);
         if (bytes > 0) {
-            MemorySegment.copy(send, 0, mine, base + PAYLOAD, bytes);
+            MemorySegment.copy(send, off, mine, base + PAYLOAD, bytes);
         }
         awaited = 2 * calls - 1;
         LONG.setRelease(mine, base + SEQ, awaited);
         next = 0;
-        done = false;
     }
 
     @Override
@@ -162,6 +185,10 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         } else {
             gatherShards();
         }
+        if (pieceOff + bytes < total) {
+            startPiece(pieceOff + bytes);
+            return true;
+        }
         done = true;
         return true;
     }
@@ -169,11 +196,11 @@ public final class SharedWindowAllReduce extends CollectiveOp {
     private void reduceWhole() {
         if (bytes > 0) {
             long off = base + PAYLOAD;
-            c.reducer.reduceInto(recv, 0, slots[0], off, slots[1], off, c.count);
+            c.reducer.reduceInto(recv, pieceOff, slots[0], off, slots[1], off, count);
             for (int r = 2; r < slots.length; r++) {
-                c.reducer.reduce(recv, 0, slots[r], off, c.count);
+                c.reducer.reduce(recv, pieceOff, slots[r], off, count);
             }
-            finish(recv, 0, c.count);
+            finish(recv, pieceOff, count);
         }
     }
 
@@ -199,7 +226,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
             long lo = shardStart(r);
             long len = shardStart(r + 1) - lo;
             if (len > 0) {
-                MemorySegment.copy(slots[r], base + PAYLOAD + lo, recv, lo, len);
+                MemorySegment.copy(slots[r], base + PAYLOAD + lo, recv, pieceOff + lo, len);
             }
         }
     }
@@ -210,7 +237,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         }
     }
 
-    /** Byte offset of shard {@code r} in the vector (the vector's length for {@code r == size}). */
+    /** Byte offset of shard {@code r} in the piece (the piece's length for {@code r == size}). */
     private long shardStart(int r) {
         return Math.min(bytes, r * shardBytes);
     }
@@ -223,7 +250,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         }
         if (seq > 2 * calls) {
             throw new CollectiveMismatchException(g.worldRank(peer), "collective mismatch: rank "
-                    + g.worldRank(g.rank()) + " is at shared-memory allreduce #" + calls + " (" + hs + ") but rank "
+                    + g.worldRank(g.rank()) + " is at shared-memory allreduce step #" + calls + " (" + hs + ") but rank "
                     + g.worldRank(peer) + " already published #" + (seq + 1) / 2 + " (it ran more of them)");
         }
         try {
