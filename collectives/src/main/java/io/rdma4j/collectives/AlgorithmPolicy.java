@@ -21,7 +21,7 @@ package io.rdma4j.collectives;
  *       scheme, window-sized piece by piece: two synchronizations per piece instead of the
  *       ring's 2(n-1) steps, and no rank waits on a chain of others, which matters most when
  *       ranks outnumber cores; measured with 4 ranks on 2 cores: 1 MiB 250 us vs the ring's
- *       650, 8 MiB 3.8 ms vs 4.7, equal from 32 MiB). With two ranks the ring is faster above
+ *       650, 8 MiB 3.4 ms vs 4.7, equal from 32 MiB). With two ranks the ring is faster above
  *       {@link #smallBytes} (1 MiB: 70 us vs 107): each rank reduces half the vector as it
  *       arrives, one copy fewer than the window's copy in and copy out.</li>
  *   <li>Two hosts or more with a local transport, from {@link #twoHopBytes}:

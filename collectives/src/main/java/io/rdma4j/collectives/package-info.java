@@ -17,7 +17,7 @@
  *       hierarchical, pipelined broadcast/reduce trees, dissemination barrier, pairwise all-to-all,
  *       point-to-point; and, without messages, the allreduce through the shm provider's shared
  *       windows ({@code SharedWindowAllReduce}: whole-vector fold for small vectors, in-window
- *       reduce-scatter + allgather up to the window's 4 MiB slots). Choice:
+ *       reduce-scatter + allgather, larger vectors in window-sized pieces). Choice:
  *       {@link io.rdma4j.collectives.AlgorithmPolicy}, override {@code RDMA4J_ALGO}.</li>
  *   <li>{@code core}: the progress loop ({@code Engine}: the only place that waits, with back-off,
  *       abort, timeouts and the fault board), groups and tags ({@code ctx << 16 | lane}: split

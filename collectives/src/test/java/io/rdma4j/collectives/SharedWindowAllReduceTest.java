@@ -89,14 +89,14 @@ class SharedWindowAllReduceTest {
     }
 
     /**
-     * A vector larger than the window's slot goes through it piece by piece (4 MiB slots for 3
+     * A vector larger than the window's slot goes through it piece by piece (1 MiB slots for 3
      * ranks): pieces of both schemes, a last piece of one element, in place, and calls before and
      * after it still line up.
      */
     @Test
     void vectorsLargerThanTheWindowGoInPieces() throws Exception {
         int n = 3;
-        long slotFloats = (4L << 20) / 4;
+        long slotFloats = (1L << 20) / 4;
         long[] counts = {2 * slotFloats + 1, slotFloats + 100, 10};
         try (LocalGroup g = shm(n)) {
             g.run(LIMIT, (rank, t, store) -> {

@@ -461,8 +461,9 @@ class ShmTransportTest {
         SharedWindow w1 = t[1].sharedWindow();
         assertNull(t[0].sharedWindow(), "a transport hands its window out once");
         assertEquals(ShmTransport.windowBytes(2), w0.byteSize());
-        assertEquals(2 * (4L << 20) + 4096, ShmTransport.windowBytes(2), "two 4 MiB slots and a header page");
-        assertEquals(2 * (2L << 20) + 4096, ShmTransport.windowBytes(8), "32 MiB for all windows of 8 ranks");
+        assertEquals(2 * (1L << 20) + 4096, ShmTransport.windowBytes(2), "two 1 MiB slots and a header page");
+        assertEquals(2 * (1L << 20) + 4096, ShmTransport.windowBytes(16), "32 MiB for all windows of 16 ranks");
+        assertEquals(2 * (512L << 10) + 4096, ShmTransport.windowBytes(32), "and no more beyond");
         assertEquals(2 * (16L << 10) + 4096, ShmTransport.windowBytes(4096), "never below the small-message slots");
         long last = w0.byteSize() - 8;
         w0.local().set(ValueLayout.JAVA_LONG, last, 0x1234_5678_9ABCL);
