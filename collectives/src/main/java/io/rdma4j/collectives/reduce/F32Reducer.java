@@ -7,57 +7,44 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /** fp32 kernels; one counted loop per operator so that each stays a simple, JIT-friendly loop. */
-final class F32Reducer extends AbstractReducer {
+final class F32Reducer extends ArithmeticReducer {
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
-    private final boolean simd;
-
     F32Reducer(ReduceOp op, boolean simd) {
-        super(DataType.F32, op);
-        this.simd = simd;
+        super(DataType.F32, op, simd);
     }
 
     @Override
-    public void reduceInto(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
-        long from = simd ? VectorKernels.f32(op, d, dOff, a, aOff, b, bOff, n) : 0;
-        switch (op) {
-            case SUM, AVG -> sum(d, dOff, a, aOff, b, bOff, n, from);
-            case PROD -> prod(d, dOff, a, aOff, b, bOff, n, from);
-            case MIN -> min(d, dOff, a, aOff, b, bOff, n, from);
-            case MAX -> max(d, dOff, a, aOff, b, bOff, n, from);
-        }
+    long vectors(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
+        return VectorKernels.f32(op, d, dOff, a, aOff, b, bOff, n);
     }
 
-    /** Elements {@code from..n} (the SIMD part did the ones before). */
-    private static void sum(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n,
-            long from) {
+    @Override
+    void sum(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long from, long n) {
         for (long i = from; i < n; i++) {
             long o = i << 2;
             d.set(F, dOff + o, a.get(F, aOff + o) + b.get(F, bOff + o));
         }
     }
 
-    /** Elements {@code from..n} (the SIMD part did the ones before). */
-    private static void prod(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n,
-            long from) {
+    @Override
+    void prod(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long from, long n) {
         for (long i = from; i < n; i++) {
             long o = i << 2;
             d.set(F, dOff + o, a.get(F, aOff + o) * b.get(F, bOff + o));
         }
     }
 
-    /** Elements {@code from..n} (the SIMD part did the ones before). */
-    private static void min(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n,
-            long from) {
+    @Override
+    void min(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long from, long n) {
         for (long i = from; i < n; i++) {
             long o = i << 2;
             d.set(F, dOff + o, Math.min(a.get(F, aOff + o), b.get(F, bOff + o)));
         }
     }
 
-    /** Elements {@code from..n} (the SIMD part did the ones before). */
-    private static void max(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n,
-            long from) {
+    @Override
+    void max(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long from, long n) {
         for (long i = from; i < n; i++) {
             long o = i << 2;
             d.set(F, dOff + o, Math.max(a.get(F, aOff + o), b.get(F, bOff + o)));

@@ -1,0 +1,43 @@
+package io.rdma4j.collectives.reduce;
+
+import io.rdma4j.collectives.DataType;
+import io.rdma4j.collectives.ReduceOp;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The fp32/fp64/int32/int64 kernels: the whole SIMD vectors first ({@link VectorKernels}, when
+ * {@link Simd} is on), then the operator's scalar loop from where they stopped. Subclasses hold
+ * one counted loop per operator, so that each stays a simple, monomorphic loop for the JIT.
+ */
+abstract class ArithmeticReducer extends AbstractReducer {
+    private final boolean simd;
+
+    ArithmeticReducer(DataType type, ReduceOp op, boolean simd) {
+        super(type, op);
+        this.simd = simd;
+    }
+
+    @Override
+    public final void reduceInto(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
+        long from = simd ? vectors(d, dOff, a, aOff, b, bOff, n) : 0;
+        switch (op) {
+            case SUM, AVG -> sum(d, dOff, a, aOff, b, bOff, from, n);
+            case PROD -> prod(d, dOff, a, aOff, b, bOff, from, n);
+            case MIN -> min(d, dOff, a, aOff, b, bOff, from, n);
+            case MAX -> max(d, dOff, a, aOff, b, bOff, from, n);
+        }
+    }
+
+    /** The SIMD part: whole vectors from element 0; returns how many elements it did. */
+    abstract long vectors(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n);
+
+    /** {@code d = a + b} for elements {@code from..n}; and likewise the other operators. */
+    abstract void sum(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long from, long n);
+
+    abstract void prod(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long from, long n);
+
+    abstract void min(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long from, long n);
+
+    abstract void max(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long from, long n);
+}
