@@ -13,10 +13,10 @@ public enum Algorithm {
     /** Hierarchical: intra-host reduce-scatter, inter-host allreduce of each shard, intra-host allgather. */
     TWO_HOP("twohop"),
     /**
-     * Ranks of one host over the shared-memory provider, small vectors: each rank copies its
-     * vector into its shared window and reduces every rank's window in place, in rank order; no
-     * messages at all. World communicators whose transport has a
-     * {@link io.rdma4j.transport.SharedWindow}, up to the window's payload.
+     * Ranks of one host over the shared-memory provider: each rank copies its vector into its
+     * shared window; small vectors are then folded by every rank in rank order, larger ones
+     * reduce-scattered and allgathered in the windows, piece by piece; no messages at all. World
+     * communicators whose transport has a {@link io.rdma4j.transport.SharedWindow}.
      */
     SHM("shm");
 

@@ -102,7 +102,7 @@ public final class Communicator implements AutoCloseable {
     private final Algorithms algos;
     private final Call call = new Call();
     private final Binder binder;
-    /** The small-vector allreduce through shared windows; null unless a world communicator on shm. */
+    /** The allreduce through shared windows; null unless a world communicator on shm. */
     private final SharedWindowAllReduce windowAllReduce;
     private final Object issueLock = new Object();
     private final long[] p2pSendSeq;

@@ -19,13 +19,13 @@ import java.lang.invoke.VarHandle;
  * do it). A call copies the input into this rank's slot, writes the call's {@link Descriptor} in
  * front of it and release-stores the slot's sequence word; every rank then acquires every peer's
  * slot for that call and checks the peer's descriptor against its own (a mismatch fails here, on
- * every rank, before any data is used). Then one of two schemes, chosen from the vector size
- * and the rank count alone (so the same on every rank):
+ * every rank, before any data is used). Then one of two schemes, chosen from the size alone (so
+ * the same on every rank):
  * <ul>
- *   <li><b>Whole</b> (two ranks, or small vectors): each rank reduces all slots in rank order
+ *   <li><b>Whole</b> (under {@link #SHARDED_MIN_BYTES}): each rank reduces all slots in rank order
  *       straight into its receive buffer. One synchronization; every rank folds the same
  *       operands in the same order, so the result bits are identical everywhere.</li>
- *   <li><b>Sharded</b> (three ranks or more, from {@link #SHARDED_MIN_BYTES}): reduce-scatter and
+ *   <li><b>Sharded</b> (from {@link #SHARDED_MIN_BYTES}): reduce-scatter and
  *       allgather in place. Rank r reduces shard r of every slot into shard r of its own slot
  *       (own contribution first, then the others in rank order), publishes it with a second
  *       sequence value, and every rank copies each shard from its owner's slot. Each byte is read
@@ -49,7 +49,10 @@ import java.lang.invoke.VarHandle;
  * transport whether that peer closed, aborted or died, so a dead rank is named at once.
  */
 public final class SharedWindowAllReduce extends CollectiveOp {
-    /** Below this the whole scheme's single synchronization beats the sharded one's two. */
+    /**
+     * Below this the whole scheme's single synchronization beats the sharded one's two (4 ranks
+     * on 2 cores: about equal at 16-32 KiB).
+     */
     static final long SHARDED_MIN_BYTES = 64 << 10;
     private static final long SEQ = 0;
     private static final long DESC = 8;
