@@ -114,6 +114,20 @@ class SharedWindowAllReduceTest {
                             }
                         }
                     }
+                    // out of place, AVG (finished once per element, in every piece), input untouched
+                    long count = counts[0];
+                    MemorySegment out = arena.allocate(4 * count);
+                    for (long i = 0; i < count; i++) {
+                        buf.setAtIndex(ValueLayout.JAVA_INT, i, (int) (3 * i + 3 * rank));
+                    }
+                    c.allReduce(buf, out, count, DataType.I32, ReduceOp.AVG, Algorithm.SHM);
+                    for (long i = 0; i < count; i++) {
+                        if (3 * i + 3 != out.getAtIndex(ValueLayout.JAVA_INT, i)
+                                || 3 * i + 3 * rank != buf.getAtIndex(ValueLayout.JAVA_INT, i)) {
+                            assertEquals(3 * i + 3, out.getAtIndex(ValueLayout.JAVA_INT, i), "avg element " + i);
+                            assertEquals(3 * i + 3 * rank, buf.getAtIndex(ValueLayout.JAVA_INT, i), "input element " + i);
+                        }
+                    }
                 }
             });
         }
