@@ -121,7 +121,7 @@ public final class Communicator implements AutoCloseable {
         this.binder = new Binder(shared.transport, shared.engine.staging(shared.transport));
         // splits share the transport (and so its one window) but run their own call sequence
         SharedWindow w = world == null && group.size() > 1 ? shared.transport.sharedWindow() : null;
-        this.windowAllReduce = w == null ? null : new SharedWindowAllReduce(w, group);
+        this.windowAllReduce = w == null ? null : new SharedWindowAllReduce(w, group, shared.engine.sleepingWaits());
         this.p2pSendSeq = new long[group.size()];
         this.p2pRecvSeq = new long[group.size()];
     }
@@ -303,7 +303,9 @@ public final class Communicator implements AutoCloseable {
                         }
                     }
                 }
-                Engine engine = new Engine(opts, new FaultBoard(store), tc.newIdleStrategy(topo.localSize(rank)));
+                boolean oversubscribed = topo.localSize(rank) > Runtime.getRuntime().availableProcessors();
+                Engine engine = new Engine(opts, new FaultBoard(store), tc.newIdleStrategy(topo.localSize(rank)),
+                        oversubscribed);
                 Shared sh = new Shared(engine, t, store, local, topo, h, ownsTransport, ownsStore, ownsLocal, policy);
                 int[] ranks = new int[size];
                 Arrays.setAll(ranks, i -> i);

@@ -42,4 +42,18 @@ public interface SharedWindow {
      * allocates nothing while the peer is healthy.
      */
     void checkPeer(int peer);
+
+    /**
+     * Sleeps while the 32-bit word at {@code offset} of {@code peer}'s window holds {@code value},
+     * at most {@code nanos}, until the owner calls {@link #wake} on it (a futex); returns false at
+     * once, without sleeping, where the provider cannot do that (callers then poll). May return
+     * early for no reason: callers re-check their condition.
+     */
+    default boolean sleepWhile(int peer, long offset, int value, long nanos) {
+        return false;
+    }
+
+    /** Wakes every rank sleeping on the word at {@code offset} of this rank's window. */
+    default void wake(long offset) {
+    }
 }

@@ -41,6 +41,15 @@ public abstract class CollectiveOp {
     /** The world rank this op is currently blocked on, -1 if unknown (diagnostics). */
     public abstract int waitingFor();
 
+    /**
+     * Sleeps until the peer this op waits for may have moved, at most {@code nanos}; returns false
+     * at once where the op cannot (the engine then idles as usual). Only ops whose peers can wake
+     * them (shared-window ops) override it.
+     */
+    public boolean sleep(long nanos) {
+        return false;
+    }
+
     // ---- handshake -------------------------------------------------------------------------
 
     /** Starts exchanging {@link #hs} with {@code peers[0..count)} (distinct group ranks). */

@@ -24,6 +24,10 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class Engine implements AutoCloseable {
     /** Idle polls between clock reads (the stall clock needs no finer resolution). */
     private static final int CLOCK_EVERY = 64;
+    /** Idle polls (spins, then yields) before an op that can sleep on its peers does so. */
+    private static final int SLEEP_AFTER_IDLES = 32;
+    /** Longest sleep per idle: a peer's publish wakes it at once, this only bounds missed wakes. */
+    private static final long SLEEP_NANOS = 200_000;
     /** Longest interval between fault-board checks of a stalled collective. */
     private static final long MAX_CHECK_NANOS = 2_000_000_000L;
 
@@ -31,6 +35,7 @@ public final class Engine implements AutoCloseable {
     private final FaultBoard board;
     private final ReentrantLock lock = new ReentrantLock();
     private final IdleStrategy idle;
+    private final boolean sleepingWaits;
     private final Map<Transport, Staging> staging = new IdentityHashMap<>();
 
     /**
@@ -39,9 +44,20 @@ public final class Engine implements AutoCloseable {
      *             (the lock holder)
      */
     public Engine(CollectiveOptions options, FaultBoard board, IdleStrategy idle) {
+        this(options, board, idle, false);
+    }
+
+    /**
+     * @param sleepingWaits whether an op that can sleep until its peers publish
+     *                      ({@link CollectiveOp#sleep}) does so after a short spin and yield: when
+     *                      the host's ranks outnumber its cores, a rank that yield-waits keeps its
+     *                      core busy, so the kernel never moves a runnable peer onto it
+     */
+    public Engine(CollectiveOptions options, FaultBoard board, IdleStrategy idle, boolean sleepingWaits) {
         this.options = options;
         this.board = board;
         this.idle = idle;
+        this.sleepingWaits = sleepingWaits;
     }
 
     public CollectiveOptions options() {
@@ -50,6 +66,11 @@ public final class Engine implements AutoCloseable {
 
     public FaultBoard board() {
         return board;
+    }
+
+    /** Whether ops that can sleep on their peers do so (see the constructor). */
+    public boolean sleepingWaits() {
+        return sleepingWaits;
     }
 
     public ReentrantLock lock() {
@@ -90,7 +111,9 @@ public final class Engine implements AutoCloseable {
                     stallStart = 0;
                     continue;
                 }
-                idle.idle();
+                if (!(sleepingWaits && idles >= SLEEP_AFTER_IDLES && op.sleep(SLEEP_NANOS))) {
+                    idle.idle();
+                }
                 if (++idles % CLOCK_EVERY != 0) {
                     continue;
                 }

@@ -51,4 +51,20 @@ final class ShmWindow implements SharedWindow {
     public void checkPeer(int peer) {
         ((ShmConnection) transport.connection(peer)).checkHealthy();
     }
+
+    @Override
+    public boolean sleepWhile(int peer, long offset, int value, long nanos) {
+        if (!Futex.available()) {
+            return false;
+        }
+        Futex.await(peer(peer).address() + offset, value, nanos);
+        return true;
+    }
+
+    @Override
+    public void wake(long offset) {
+        if (Futex.available()) {
+            Futex.wakeAll(local.address() + offset);
+        }
+    }
 }

@@ -477,6 +477,40 @@ class ShmTransportTest {
         t[1].close();
     }
 
+    /** The futex pair: a sleeper on a peer's word wakes when the owner changes it and calls wake. */
+    @Test
+    void aRankSleepsOnAPeersWindowWordUntilItsOwnerWakesIt() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        SharedWindow w0 = t[0].sharedWindow();
+        SharedWindow w1 = t[1].sharedWindow();
+        long word = 64;
+        long longSleep = java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+        // a word that already differs: back at once
+        long t0 = System.nanoTime();
+        assertTrue(w1.sleepWhile(0, word, 7, longSleep), "Linux x86-64 has futexes");
+        assertTrue(System.nanoTime() - t0 < longSleep / 4, "returned at once");
+        // the timeout bounds a sleep nobody ends
+        t0 = System.nanoTime();
+        w1.sleepWhile(0, word, 0, 50_000_000);
+        long slept = System.nanoTime() - t0;
+        assertTrue(slept >= 40_000_000 && slept < longSleep / 4, "slept " + slept + " ns for a 50 ms timeout");
+        // woken by the owner long before the timeout
+        java.util.concurrent.CompletableFuture<Long> sleeper = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            long s = System.nanoTime();
+            while (w1.peer(0).get(ValueLayout.JAVA_INT, word) == 0 && System.nanoTime() - s < longSleep) {
+                w1.sleepWhile(0, word, 0, longSleep);
+            }
+            return System.nanoTime() - s;
+        });
+        Thread.sleep(200);
+        w0.local().set(ValueLayout.JAVA_INT, word, 1);
+        w0.wake(word);
+        long took = sleeper.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertTrue(took < longSleep / 4, "the sleeper waited " + took + " ns: the wake did not reach it");
+        t[0].close();
+        t[1].close();
+    }
+
     @Test
     void requestIdsAreSingleUse() throws Exception {
         ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
