@@ -25,6 +25,8 @@ import java.util.Map;
  * contract (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE) with a
  * fresh job token.
  *
+ * <p>Each rank runs on a CPU of its own when they fit ({@link CoreBinding}, {@code RDMA4J_BIND}).
+ *
  * <p>Rank 0's lines go to {@code out} and {@code err} as they are (it prints the results); the
  * other ranks' lines go to {@code err} prefixed with {@code [rank r]}. When a rank exits non-zero
  * the others are stopped, the rank is named, and {@link #run} returns a tool status
@@ -60,10 +62,18 @@ public final class LocalJob {
     public int run() {
         String token = HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
         InetAddress loopback = InetAddress.getLoopbackAddress();
+        CoreBinding binding;
+        try {
+            binding = CoreBinding.forJob(ranks, System.getenv());
+        } catch (IllegalArgumentException e) {
+            err.println(tool + ": " + e.getMessage());
+            return ExitStatus.USAGE;
+        }
+        List<String> command = command();
         try (TcpStoreServer store = TcpStoreServer.start(new InetSocketAddress(loopback, 0), token);
              LocalRanks job = LocalRanks.builder()
                      .ranks(ranks)
-                     .command(command())
+                     .command(r -> binding.command(r, command))
                      .environment(r -> environment(r, loopback.getHostAddress(), store.port(), token))
                      .output(this::line)
                      .gracePeriod(STOP_GRACE)
