@@ -12,6 +12,7 @@ import io.rdma4j.collectives.core.Engine;
 import io.rdma4j.collectives.core.FaultBoard;
 import io.rdma4j.collectives.core.Group;
 import io.rdma4j.collectives.reduce.Reducer;
+import io.rdma4j.transport.IdleStrategy;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.SharedWindow;
 import io.rdma4j.transport.Transport;
@@ -303,9 +304,8 @@ public final class Communicator implements AutoCloseable {
                         }
                     }
                 }
-                boolean oversubscribed = topo.localSize(rank) > Runtime.getRuntime().availableProcessors();
                 Engine engine = new Engine(opts, new FaultBoard(store), tc.newIdleStrategy(topo.localSize(rank)),
-                        oversubscribed);
+                        IdleStrategy.oversubscribed(topo.localSize(rank)));
                 Shared sh = new Shared(engine, t, store, local, topo, h, ownsTransport, ownsStore, ownsLocal, policy);
                 int[] ranks = new int[size];
                 Arrays.setAll(ranks, i -> i);

@@ -24,6 +24,14 @@ public interface IdleStrategy {
     /** Work was found: the next idle starts again from the cheapest step. */
     void reset();
 
+    /**
+     * Whether {@code pollersOnHost} processes polling on this host at once outnumber its cores:
+     * then waiting must hand cores to the peers that hold the awaited data.
+     */
+    static boolean oversubscribed(int pollersOnHost) {
+        return pollersOnHost > Runtime.getRuntime().availableProcessors();
+    }
+
     /** The configurable kinds, as named by {@code RDMA4J_IDLE_STRATEGY}. */
     enum Kind {
         BUSY_SPIN("busy-spin"), YIELD("yield"), BACKOFF("backoff");
@@ -64,7 +72,7 @@ public interface IdleStrategy {
          * yields after a few spins, so that the peer that holds the awaited data gets a core.
          */
         public IdleStrategy newInstance(int pollersOnHost) {
-            boolean dedicated = pollersOnHost <= Runtime.getRuntime().availableProcessors();
+            boolean dedicated = !oversubscribed(pollersOnHost);
             return switch (this) {
                 case BUSY_SPIN -> new BusySpin();
                 case YIELD -> new Yield();

@@ -64,8 +64,9 @@ public final class SharedWindowAllReduce extends CollectiveOp {
     private static final long SLEEPING_ON = 8;
     private static final long DESC = 16;
     /**
-     * The payload follows the header (sequence word and descriptor) directly: a reader's one
-     * cache-line miss on the sequence word brings the descriptor and up to 24 bytes of data too.
+     * The payload follows the header (sequence word, sleeper word, descriptor) directly: a
+     * reader's one cache-line miss on the sequence word brings the descriptor and up to 16 bytes
+     * of data too.
      */
     static final long PAYLOAD = DESC + Descriptor.BYTES;
     private static final long SLOT_ALIGN = 64;
@@ -116,11 +117,6 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         return Math.max(0, slotBytes - PAYLOAD) & -SHARD_ALIGN;
     }
 
-    /** Whether a vector of {@code bytes} among {@code ranks} ranks takes the sharded scheme. */
-    static boolean sharded(long bytes, int ranks) {
-        return ranks >= 2 && bytes >= SHARDED_MIN_BYTES;
-    }
-
     /**
      * Prepares one call on the caller's own segments (native or heap: they are only copied from
      * and reduced into, never registered).
@@ -162,7 +158,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         pieceOff = off;
         bytes = Math.min(pieceBytes, total - off);
         count = bytes / c.elemBytes();
-        sharded = sharded(bytes, g.size());
+        sharded = bytes >= SHARDED_MIN_BYTES;
         shardBytes = Partition.ceilDiv(Partition.ceilDiv(bytes, g.size()), SHARD_ALIGN) * SHARD_ALIGN;
         calls++;
         base = (calls & 1) * slotBytes;

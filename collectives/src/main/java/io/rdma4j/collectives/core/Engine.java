@@ -42,12 +42,6 @@ public final class Engine implements AutoCloseable {
      * @param idle what the progress loop does when a poll found nothing (the transport
      *             configuration's strategy, RDMA4J_IDLE_STRATEGY); used by one thread at a time
      *             (the lock holder)
-     */
-    public Engine(CollectiveOptions options, FaultBoard board, IdleStrategy idle) {
-        this(options, board, idle, false);
-    }
-
-    /**
      * @param sleepingWaits whether an op that can sleep until its peers publish
      *                      ({@link CollectiveOp#sleep}) does so after a short spin and yield: when
      *                      the host's ranks outnumber its cores, a rank that yield-waits keeps its

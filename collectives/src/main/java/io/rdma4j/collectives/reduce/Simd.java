@@ -11,8 +11,8 @@ import java.util.Locale;
  */
 public final class Simd {
     private static final String MODULE = "jdk.incubator.vector";
-    static final boolean ENABLED = decide(System.getProperty("rdma4j.simd"), System.getenv("RDMA4J_SIMD"),
-            ModuleLayer.boot().findModule(MODULE).isPresent());
+    private static final boolean MODULE_PRESENT = ModuleLayer.boot().findModule(MODULE).isPresent();
+    static final boolean ENABLED = decide(System.getProperty("rdma4j.simd"), System.getenv("RDMA4J_SIMD"), MODULE_PRESENT);
 
     private Simd() {
     }
@@ -27,7 +27,7 @@ public final class Simd {
         if (ENABLED) {
             return "simd (" + MODULE + ")";
         }
-        return "scalar (" + (ModuleLayer.boot().findModule(MODULE).isPresent() ? "SIMD turned off"
+        return "scalar (" + (MODULE_PRESENT ? "SIMD turned off"
                 : "add --add-modules " + MODULE + " for SIMD kernels") + ")";
     }
 
