@@ -10,6 +10,8 @@ import io.rdma4j.collectives.ReduceOp;
 import io.rdma4j.collectives.reduce.Simd;
 
 import java.io.PrintStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -26,6 +28,11 @@ import java.util.Locale;
  */
 public final class CollectiveBenchmark {
     private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE;
+    /** JIT warm-up rounds that also fill and verify (3 left the checking code to be compiled by C2 while the first sizes were timed). */
+    private static final int CHECKED_WARMUP_ROUNDS = 20;
+    /** How long the JIT must have been idle after the warm-up before anything is timed. */
+    private static final long JIT_IDLE_MILLIS = 100;
+    private static final long JIT_IDLE_MAX_MILLIS = 5_000;
 
     private final Communicator comm;
     private final PerfOptions o;
@@ -72,8 +79,7 @@ public final class CollectiveBenchmark {
                 table.header();
             }
             TestPattern pattern = new TestPattern(type, coll.reduces() ? o.op : null);
-            jitWarmup(sizes, sendBuf, recvBuf, stats);
-            long wrong = 0;
+            long wrong = jitWarmup(sizes, sendBuf, recvBuf, stats, pattern);
             for (int i = 0; i < sizes.size(); i++) {
                 long bytes = sizes.get(i);
                 if (print) {
@@ -109,9 +115,14 @@ public final class CollectiveBenchmark {
      * do not give the first (small) sizes: run every size up to {@link PerfOptions#JIT_WARMUP_MAX_BYTES}
      * enough rounds first (by default {@link PerfOptions#JIT_WARMUP_CALLS} calls in all) that every
      * algorithm the policy picks there is compiled by C2. A fixed count, not a duration: every rank
-     * must make the same calls.
+     * must make the same calls. The first rounds also fill and verify as {@link #measure} does, so
+     * that the checking code is compiled here too, and then each rank waits for its JIT to finish
+     * ({@link #awaitJitIdle}): a compiler thread that still works while the small sizes are timed
+     * takes a core from the ranks (4 ranks on 2 cores: 64 B at 3-4 us, and at 10-25 us while the
+     * checking code was being compiled). Returns the wrong elements the checked rounds found.
      */
-    private void jitWarmup(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, MemorySegment stats) {
+    private long jitWarmup(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, MemorySegment stats,
+                           TestPattern pattern) {
         int n = comm.size();
         int es = o.type.byteSize();
         int rounds = o.jitWarmupRounds;
@@ -119,20 +130,62 @@ public final class CollectiveBenchmark {
             long small = sizes.stream().filter(b -> b <= PerfOptions.JIT_WARMUP_MAX_BYTES).count();
             rounds = small == 0 ? 0 : (int) ((PerfOptions.JIT_WARMUP_CALLS + small - 1) / small);
         }
+        long wrong = 0;
         for (int round = 0; round < rounds; round++) {
+            boolean checked = o.check && round < CHECKED_WARMUP_ROUNDS;
             for (long bytes : sizes) {
                 if (bytes > PerfOptions.JIT_WARMUP_MAX_BYTES) {
                     break;
                 }
                 long count = coll.count(bytes, es, n);
                 Slots s = coll.slots(sendBuf, recvBuf, count, es, comm.rank(), n, !o.runsOutOfPlace());
+                if (checked) {
+                    fill(s, count, pattern);
+                }
                 coll.run(comm, s, count, o.type, o.op, o.root);
+                if (checked) {
+                    wrong += verify(s, count, pattern, bytes, "warm-up");
+                }
             }
             // what measure() runs between timed blocks, so that the first sizes timed do not pay
             // for its compilation, nor for the recompilation that a second data type (the f64
             // stats) causes where the reduction kernels are called
             comm.barrier();
             comm.allReduce(stats, stats, 2, DataType.F64, ReduceOp.SUM);
+        }
+        if (rounds > 0) {
+            awaitJitIdle();
+            comm.barrier();
+        }
+        stats.set(F64, 0, 0);
+        stats.set(F64, 8, wrong);
+        comm.allReduce(stats, stats, 2, DataType.F64, ReduceOp.SUM);
+        return (long) stats.get(F64, 8);
+    }
+
+    /**
+     * Sleeps until this JVM's JIT has compiled nothing for {@link #JIT_IDLE_MILLIS} (at most
+     * {@link #JIT_IDLE_MAX_MILLIS}): sleeping, the ranks leave the cores to the compiler threads.
+     */
+    private static void awaitJitIdle() {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long deadline = System.nanoTime() + JIT_IDLE_MAX_MILLIS * 1_000_000L;
+        long last = jit.getTotalCompilationTime();
+        long quietSince = System.nanoTime();
+        try {
+            while (System.nanoTime() - quietSince < JIT_IDLE_MILLIS * 1_000_000L && System.nanoTime() < deadline) {
+                Thread.sleep(JIT_IDLE_MILLIS / 5);
+                long total = jit.getTotalCompilationTime();
+                if (total != last) {
+                    last = total;
+                    quietSince = System.nanoTime();
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
