@@ -28,8 +28,9 @@ import java.util.Locale;
  */
 public final class CollectiveBenchmark {
     private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE;
-    /** JIT warm-up rounds that also fill and verify (3 left the checking code to be compiled by C2 while the first sizes were timed). */
-    private static final int CHECKED_WARMUP_ROUNDS = 20;
+    /** JIT warm-up rounds that also verify and run the larger sizes (see {@link #jitWarmup}). */
+    private static final int PROFILED_WARMUP_ROUNDS = 20;
+    private static final long JIT_WARMUP_LARGE_MAX_BYTES = 16 << 20;
     /** How long the JIT must have been idle after the warm-up before anything is timed. */
     private static final long JIT_IDLE_MILLIS = 100;
     private static final long JIT_IDLE_MAX_MILLIS = 5_000;
@@ -115,11 +116,21 @@ public final class CollectiveBenchmark {
      * do not give the first (small) sizes: run every size up to {@link PerfOptions#JIT_WARMUP_MAX_BYTES}
      * enough rounds first (by default {@link PerfOptions#JIT_WARMUP_CALLS} calls in all) that every
      * algorithm the policy picks there is compiled by C2. A fixed count, not a duration: every rank
-     * must make the same calls. The first rounds also fill and verify as {@link #measure} does, so
-     * that the checking code is compiled here too, and then each rank waits for its JIT to finish
-     * ({@link #awaitJitIdle}): a compiler thread that still works while the small sizes are timed
-     * takes a core from the ranks (4 ranks on 2 cores: 64 B at 3-4 us, and at 10-25 us while the
-     * checking code was being compiled). Returns the wrong elements the checked rounds found.
+     * must make the same calls. The first {@link #PROFILED_WARMUP_ROUNDS} rounds, while the code is
+     * still profiled, also
+     * <ul>
+     *   <li>fill and verify as {@link #measure} does, so that the checking code is compiled here
+     *       too (3 such rounds left it to be compiled while the first sizes were timed);</li>
+     *   <li>run each larger size up to {@link #JIT_WARMUP_LARGE_MAX_BYTES} once (unchecked): C2
+     *       turns the branches a profile never saw into traps, and the first size above the small
+     *       ones (several pieces through a shared window, waits long enough to sleep) then
+     *       deoptimized {@code Engine.drive} and {@code SharedWindowAllReduce.step} on every rank
+     *       and ran 1-16 MiB at a third of their speed until C2 had compiled them again.</li>
+     * </ul>
+     * Then each rank waits for its JIT to finish ({@link #awaitJitIdle}): a compiler thread that
+     * still works while the small sizes are timed takes a core from the ranks (4 ranks on 2 cores:
+     * 64 B at 3-4 us, and at 5-25 us while the checking code was being compiled). Returns the
+     * wrong elements the checked rounds found.
      */
     private long jitWarmup(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, MemorySegment stats,
                            TestPattern pattern) {
@@ -132,11 +143,13 @@ public final class CollectiveBenchmark {
         }
         long wrong = 0;
         for (int round = 0; round < rounds; round++) {
-            boolean checked = o.check && round < CHECKED_WARMUP_ROUNDS;
+            boolean profiled = round < PROFILED_WARMUP_ROUNDS;
             for (long bytes : sizes) {
-                if (bytes > PerfOptions.JIT_WARMUP_MAX_BYTES) {
-                    break;
+                boolean small = bytes <= PerfOptions.JIT_WARMUP_MAX_BYTES;
+                if (!small && !(profiled && bytes <= JIT_WARMUP_LARGE_MAX_BYTES)) {
+                    continue;
                 }
+                boolean checked = o.check && profiled && small;
                 long count = coll.count(bytes, es, n);
                 Slots s = coll.slots(sendBuf, recvBuf, count, es, comm.rank(), n, !o.runsOutOfPlace());
                 if (checked) {
@@ -146,11 +159,13 @@ public final class CollectiveBenchmark {
                 if (checked) {
                     wrong += verify(s, count, pattern, bytes, "warm-up");
                 }
+                // what measure() runs between timed blocks, so that the first sizes timed do not
+                // pay for its compilation (the barrier's message path reached C2 while 8 KiB was
+                // timed when this ran once per round)
+                comm.barrier();
             }
-            // what measure() runs between timed blocks, so that the first sizes timed do not pay
-            // for its compilation, nor for the recompilation that a second data type (the f64
-            // stats) causes where the reduction kernels are called
-            comm.barrier();
+            // also a second data type (the f64 stats), so that its recompilation of the reduction
+            // kernels' callers happens here
             comm.allReduce(stats, stats, 2, DataType.F64, ReduceOp.SUM);
         }
         if (rounds > 0) {
