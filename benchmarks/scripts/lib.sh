@@ -34,14 +34,11 @@ build_c() {
 }
 
 # mpirun as root inside containers, more ranks than cores allowed, no InfiniBand probing noise;
-# ranks bound the way rdma4j's tools bind theirs (see CoreBinding): a core each when they fit
-# (mpirun's own default), else round-robin over the cores (mpirun's default would leave them
-# unbound).
+# ranks bound to a core each when they fit (mpirun's own default; rdma4j's tools do the same, see
+# CoreBinding), else unbound.
 run_mpi() {
   local np=$1; shift
-  local bind=(--bind-to none)
-  if [ "${RDMA4J_BIND:-core}" = core ]; then
-    if [ "$np" -le "$(nproc)" ]; then bind=(--bind-to core); else bind=(--map-by core --bind-to core:overload-allowed); fi
-  fi
-  mpirun --allow-run-as-root --oversubscribe "${bind[@]}" -np "$np" --mca btl self,vader,tcp "$@"
+  local bind=none
+  if [ "${RDMA4J_BIND:-core}" = core ] && [ "$np" -le "$(nproc)" ]; then bind=core; fi
+  mpirun --allow-run-as-root --oversubscribe --bind-to "$bind" -np "$np" --mca btl self,vader,tcp "$@"
 }

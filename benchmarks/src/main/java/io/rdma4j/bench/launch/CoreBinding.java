@@ -10,16 +10,12 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Binds each rank of a benchmark job to a CPU ({@code taskset -c}), as mpirun does. Ranks that
- * fit get a CPU each: unbound, two busy-polling ranks on a 2-CPU host shared one CPU for a whole
- * run in about one launch of three (2 MiB allreduce ~1 ms instead of ~140 us; `ps -o psr` showed
- * both on CPU 0 throughout, and pinning them afterwards with taskset ended it in 6 of 6 runs).
- * More ranks than CPUs go round-robin (rank r on the (r mod n)-th allowed CPU, as
- * {@code mpirun --map-by core --bind-to core:overload-allowed}), so that every CPU has the same
- * number of ranks to switch between: unbound, the kernel moved 4 yielding ranks around 2 CPUs
- * and a small allreduce's time wandered between 3 and 6 us from one 50 ms stretch to the next,
- * bound it stayed at 3-4.5 us. {@code RDMA4J_BIND=none} turns it off, {@code core} (the default)
- * binds when {@code taskset} is on the PATH.
+ * Binds each rank of a benchmark job to a CPU of its own ({@code taskset -c}), as mpirun does by
+ * default when the ranks fit the cores. Unbound, two busy-polling ranks on a 2-CPU host shared
+ * one CPU for a whole run in about one launch of three (2 MiB allreduce ~1 ms instead of
+ * ~140 us; `ps -o psr` showed both on CPU 0 throughout, and pinning them afterwards with taskset
+ * ended it in 6 of 6 runs). {@code RDMA4J_BIND=none} turns it off, {@code core} (the default)
+ * binds when there are at least as many allowed CPUs as ranks and {@code taskset} is on the PATH.
  */
 final class CoreBinding {
     private final List<Integer> cpus;
@@ -38,14 +34,10 @@ final class CoreBinding {
             throw new IllegalArgumentException("RDMA4J_BIND must be core or none, was '" + mode + "'");
         }
         List<Integer> allowed = allowedCpus();
-        if (allowed.isEmpty() || !onPath("taskset", env.get("PATH"))) {
+        if (allowed.size() < ranks || !onPath("taskset", env.get("PATH"))) {
             return none();
         }
-        List<Integer> cpus = new ArrayList<>(ranks);
-        for (int r = 0; r < ranks; r++) {
-            cpus.add(allowed.get(r % allowed.size()));
-        }
-        return new CoreBinding(cpus);
+        return new CoreBinding(allowed.subList(0, ranks));
     }
 
     static CoreBinding none() {
