@@ -28,7 +28,7 @@ build_c() {
   local src="$root/benchmarks/c/$1.c" bin="$root/benchmarks/$target/c/$1"
   mkdir -p "$(dirname "$bin")"
   if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
-    mpicc -O2 -Wall -o "$bin" "$src" >&2
+    mpicc -O2 -Wall -pthread -o "$bin" "$src" >&2
   fi
   echo "$bin"
 }
@@ -41,4 +41,16 @@ run_mpi() {
   local bind=none
   if [ "${RDMA4J_BIND:-core}" = core ] && [ "$np" -le "$(nproc)" ]; then bind=core; fi
   mpirun --allow-run-as-root --oversubscribe --bind-to "$bind" -np "$np" --mca btl self,vader,tcp "$@"
+}
+
+# The first two CPUs this process may run on ("0 1"), or nothing when it may run on one only.
+two_cpus() {
+  local list parts part lo hi c cpus=()
+  list=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status 2>/dev/null)
+  IFS=, read -ra parts <<< "$list"
+  for part in "${parts[@]}"; do
+    lo=${part%-*} hi=${part#*-}
+    for ((c = lo; c <= hi && ${#cpus[@]} < 2; c++)); do cpus+=("$c"); done
+  done
+  if [ ${#cpus[@]} -ge 2 ]; then echo "${cpus[0]} ${cpus[1]}"; fi
 }
