@@ -10,11 +10,11 @@ import io.rdma4j.collectives.ReduceOp;
 import io.rdma4j.collectives.reduce.Simd;
 
 import java.io.PrintStream;
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.Locale;
 
@@ -129,8 +129,8 @@ public final class CollectiveBenchmark {
      * </ul>
      * Then each rank waits for its JIT to finish ({@link #awaitJitIdle}): a compiler thread that
      * still works while the small sizes are timed takes a core from the ranks (4 ranks on 2 cores:
-     * 64 B at 3-4 us, and at 5-25 us while the checking code was being compiled). Returns the
-     * wrong elements the checked rounds found.
+     * a 64 B allreduce takes 3-4 us, and stretches of 10,000 of them averaged 10-30 us while C2
+     * was compiling). Returns the wrong elements the checked rounds found.
      */
     private long jitWarmup(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, MemorySegment stats,
                            TestPattern pattern) {
@@ -191,7 +191,7 @@ public final class CollectiveBenchmark {
         long last = jit.getTotalCompilationTime();
         long quietSince = System.nanoTime();
         try {
-            while (System.nanoTime() - quietSince < JIT_IDLE_MILLIS * 1_000_000L && System.nanoTime() < deadline) {
+            while (System.nanoTime() - quietSince < JIT_IDLE_MILLIS * 1_000_000L && System.nanoTime() - deadline < 0) {
                 Thread.sleep(JIT_IDLE_MILLIS / 5);
                 long total = jit.getTotalCompilationTime();
                 if (total != last) {
