@@ -138,8 +138,8 @@ public final class CollectiveBenchmark {
         int es = o.type.byteSize();
         int rounds = o.jitWarmupRounds;
         if (rounds == PerfOptions.JIT_WARMUP_AUTO) {
-            long small = sizes.stream().filter(b -> b <= PerfOptions.JIT_WARMUP_MAX_BYTES).count();
-            rounds = small == 0 ? 0 : (int) ((PerfOptions.JIT_WARMUP_CALLS + small - 1) / small);
+            long smallSizes = sizes.stream().filter(b -> b <= PerfOptions.JIT_WARMUP_MAX_BYTES).count();
+            rounds = smallSizes == 0 ? 0 : (int) ((PerfOptions.JIT_WARMUP_CALLS + smallSizes - 1) / smallSizes);
         }
         long wrong = 0;
         for (int round = 0; round < rounds; round++) {
