@@ -12,6 +12,7 @@ import io.rdma4j.transport.testing.RankProcesses;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestReporter;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -43,6 +44,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 public abstract class TransportConformanceTest {
     static final Duration RUN = Duration.ofSeconds(40);
     static final long WAIT = TimeUnit.SECONDS.toNanos(20);
+    static final long DEATH_DETECTION_SECONDS = 5;
     /**
      * How much longer budgets that include starting JVMs get in the Soft-RoCE guest, where the
      * emulated CPU starts a JVM and binds the verbs library ten times slower than a host does.
@@ -72,18 +74,34 @@ public abstract class TransportConformanceTest {
         return (byte) (i * 31 + seed + (i >>> 9) * 7);
     }
 
+    /**
+     * Chunk of the bulk fill and check: the pattern is computed in a heap array and copied, because
+     * a per-byte segment access runs at C1 speed in the Soft-RoCE guest (C1 only, under TCG),
+     * where filling 64 MiB byte by byte took 14 s.
+     */
+    private static final int CHUNK = 64 << 10;
+
     static void fill(MemorySegment s, long offset, long length, int seed) {
-        for (long i = 0; i < length; i++) {
-            s.set(ValueLayout.JAVA_BYTE, offset + i, pattern(i, seed));
+        byte[] chunk = new byte[(int) Math.min(CHUNK, Math.max(1, length))];
+        for (long at = 0; at < length; at += chunk.length) {
+            int n = (int) Math.min(chunk.length, length - at);
+            for (int j = 0; j < n; j++) {
+                chunk[j] = pattern(at + j, seed);
+            }
+            MemorySegment.copy(chunk, 0, s, ValueLayout.JAVA_BYTE, offset + at, n);
         }
     }
 
     /** Asserts {@code s[offset, offset+length)} holds pattern {@code seed}, naming the first bad byte. */
     static void check(MemorySegment s, long offset, long length, int seed) {
-        for (long i = 0; i < length; i++) {
-            byte b = s.get(ValueLayout.JAVA_BYTE, offset + i);
-            if (b != pattern(i, seed)) {
-                fail("byte " + i + " of " + length + " is " + b + ", expected " + pattern(i, seed));
+        byte[] chunk = new byte[(int) Math.min(CHUNK, Math.max(1, length))];
+        for (long at = 0; at < length; at += chunk.length) {
+            int n = (int) Math.min(chunk.length, length - at);
+            MemorySegment.copy(s, ValueLayout.JAVA_BYTE, offset + at, chunk, 0, n);
+            for (int j = 0; j < n; j++) {
+                if (chunk[j] != pattern(at + j, seed)) {
+                    fail("byte " + (at + j) + " of " + length + " is " + chunk[j] + ", expected " + pattern(at + j, seed));
+                }
             }
         }
     }
@@ -93,6 +111,18 @@ public abstract class TransportConformanceTest {
             if (s.get(ValueLayout.JAVA_BYTE, offset + i) != value) {
                 fail("byte at " + (offset + i) + " was overwritten: " + s.get(ValueLayout.JAVA_BYTE, offset + i));
             }
+        }
+    }
+
+    /** Returns once both ranks of the pair have arrived at {@code key}. */
+    static void rendezvous(io.rdma4j.transport.bootstrap.Store store, String key) throws InterruptedException {
+        store.add(key, 1);
+        long deadline = System.nanoTime() + WAIT;
+        while (Long.parseLong(new String(store.get(key, Duration.ofSeconds(20)))) < 2) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("the peer did not reach '" + key + "' within " + WAIT / 1_000_000 + " ms");
+            }
+            Thread.sleep(1);
         }
     }
 
@@ -112,14 +142,18 @@ public abstract class TransportConformanceTest {
         long canary = 64;
         group.run(RUN, (rank, t, store) -> {
             Connection c = t.connection(1 - rank);
+            // Both sides prepare their buffers first, so that the receiver's wait times the transfer,
+            // not the sender's fill (in the Soft-RoCE guest that fill once took most of the wait).
             if (rank == 0) {
                 try (RegisteredBuffer src = t.allocate(size + 16)) {
                     fill(src.segment(), 16, size, 5);
+                    rendezvous(store, "send-recv-" + size);
                     assertEquals(size, t.await(c.isend(src, 16, size, 3), WAIT));
                 }
             } else {
                 try (RegisteredBuffer dst = t.allocate(size + 2 * canary)) {
                     dst.segment().fill((byte) 0x5A);
+                    rendezvous(store, "send-recv-" + size);
                     assertEquals(size, t.await(c.irecv(dst, canary, size + canary, 3), WAIT));
                     check(dst.segment(), canary, size, 5);
                     checkFilled(dst.segment(), 0, canary, (byte) 0x5A);
@@ -145,10 +179,7 @@ public abstract class TransportConformanceTest {
                     check(mem, 0, 10_000, 9);
                 }
                 // Both sides must be done before the memory goes away.
-                store.add("registered-done", 1);
-                while (Long.parseLong(new String(store.get("registered-done", Duration.ofSeconds(5)))) < 2) {
-                    Thread.sleep(5);
-                }
+                rendezvous(store, "registered-done");
             }
         });
     }
@@ -518,7 +549,7 @@ public abstract class TransportConformanceTest {
     /** A rank in another JVM is killed while this one waits for it: the wait fails naming it, fast. */
     @Test
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
-    void aKilledPeerFailsEveryPendingRequestToIt() throws Exception {
+    void aKilledPeerFailsEveryPendingRequestToIt(TestReporter reporter) throws Exception {
         closeGroup();
         group = null;
         try (RankProcesses ranks = RankProcesses.launchSome(2, List.of(1), PeerRank.class,
@@ -542,7 +573,13 @@ public abstract class TransportConformanceTest {
                     assertTrue(e.getMessage().contains("peer 1"), e.getMessage());
                     assertTrue(!(e instanceof TransportTimeoutException), "failed by detection, not by timeout: " + e);
                 }
-                assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(15), "peer death detected late");
+                long detected = System.nanoTime() - start;
+                reporter.publishEntry("peer death detected after ms", Long.toString(detected / 1_000_000));
+                // Every provider learns of a dead process from the operating system (pid, socket), not
+                // from a transport timeout: well inside this bound even in the emulated guest, where
+                // verbs retries alone took 8-15 s.
+                assertTrue(detected < TimeUnit.SECONDS.toNanos(DEATH_DETECTION_SECONDS),
+                        "peer death detected after " + detected / 1_000_000 + " ms");
             }
         }
     }
