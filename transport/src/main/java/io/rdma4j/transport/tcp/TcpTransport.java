@@ -9,6 +9,7 @@ import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.Store;
+import io.rdma4j.transport.internal.HostAddress;
 import io.rdma4j.transport.internal.RegistrationCache;
 import io.rdma4j.transport.internal.RequestCompletion;
 import io.rdma4j.transport.internal.TransportState;
@@ -84,7 +85,7 @@ public final class TcpTransport implements Transport {
         this.connections = new TcpConnection[size];
         this.completion = new RequestCompletion(requests, this::progress, this, rank, config);
         config.logOnce();
-        InetAddress address = TcpEndpoint.listenAddress(config);
+        InetAddress address = HostAddress.listenAddress(config);
         byte[] secret = new byte[16];
         new SecureRandom().nextBytes(secret);
         try {
