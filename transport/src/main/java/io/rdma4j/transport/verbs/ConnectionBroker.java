@@ -63,6 +63,7 @@ final class ConnectionBroker {
             while (true) {
                 transport.checkUsable();
                 int work = serveInbox() + advanceAll();
+                transport.liveness.acceptPending();
                 VerbsConnection done = transport.established(peer);
                 if (done != null) {
                     return done;
@@ -132,7 +133,9 @@ final class ConnectionBroker {
                 if (stage[p] == PUBLISHED) {
                     byte[] endpoint = peek(key(p, rank, "endpoint"));
                     if (endpoint != null) {
-                        transport.connect(c, ConnectionDescriptor.fromBytes(p, endpoint));
+                        ConnectionDescriptor remote = ConnectionDescriptor.fromBytes(p, endpoint);
+                        // outside the transport's lock: an unreachable listener may take seconds
+                        transport.connect(c, remote, Liveness.watch(p, remote.livenessHost(), remote.livenessPort()));
                         stage[p] = CONNECTED;
                         store.set(key(rank, p, "ready"), new byte[] {1});
                         work++;

@@ -10,15 +10,16 @@ import java.util.Arrays;
  * What one side of a verbs connection publishes through the store for its peer: its QPs' numbers
  * and first PSNs, its address (GID for RoCE, LID for InfiniBand), its path MTU, the sizes that
  * fix the {@link ControlLayout}, and the address and rkey of its control region and of its
- * transport's receive-size mailbox.
+ * transport's receive-size mailbox, and where its {@link Liveness} listener is.
  *
  * @param gid 16 bytes, or null when the port is addressed by LID only
+ * @param livenessHost 4 or 16 address bytes, empty when {@code livenessPort} is 0 (no listener)
  */
 record ConnectionDescriptor(int rank, int[] qpNumbers, int[] psns, int lid, byte[] gid, int mtuBytes, int ctsDepth,
                             int ringSize, long controlAddress, int controlRkey, long mailboxAddress,
-                            int mailboxRkey) {
+                            int mailboxRkey, byte[] livenessHost, int livenessPort) {
     private static final int MAGIC = 0x52_44_4D_56; // "RDMV"
-    private static final int VERSION = 1;
+    private static final int VERSION = 2;
 
     ConnectionDescriptor {
         if (qpNumbers.length != psns.length || qpNumbers.length == 0) {
@@ -30,6 +31,14 @@ record ConnectionDescriptor(int rank, int[] qpNumbers, int[] psns, int lid, byte
         qpNumbers = qpNumbers.clone();
         psns = psns.clone();
         gid = gid == null ? null : gid.clone();
+        if (livenessHost.length != 0 && livenessHost.length != 4 && livenessHost.length != 16) {
+            throw new IllegalArgumentException("a liveness address has 4 or 16 bytes, got " + livenessHost.length);
+        }
+        if (livenessPort < 0 || livenessPort > 0xFFFF || (livenessPort == 0) != (livenessHost.length == 0)) {
+            throw new IllegalArgumentException("liveness port " + livenessPort + " with a " + livenessHost.length
+                    + "-byte address");
+        }
+        livenessHost = livenessHost.clone();
     }
 
     int qps() {
@@ -38,12 +47,13 @@ record ConnectionDescriptor(int rank, int[] qpNumbers, int[] psns, int lid, byte
 
     byte[] toBytes() {
         int n = qpNumbers.length;
-        ByteBuffer b = ByteBuffer.allocate(4 * 4 + 4 + 1 + 16 + 4 * 3 + 8 + 4 + 8 + 4 + 8 * n)
+        ByteBuffer b = ByteBuffer.allocate(4 * 4 + 4 + 1 + 16 + 4 * 3 + 8 + 4 + 8 + 4 + 1 + livenessHost.length + 4 + 8 * n)
                 .order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(MAGIC).putInt(VERSION).putInt(rank).putInt(n).putInt(lid);
         b.put((byte) (gid == null ? 0 : 1)).put(gid == null ? new byte[16] : gid);
         b.putInt(mtuBytes).putInt(ctsDepth).putInt(ringSize);
         b.putLong(controlAddress).putInt(controlRkey).putLong(mailboxAddress).putInt(mailboxRkey);
+        b.put((byte) livenessHost.length).put(livenessHost).putInt(livenessPort);
         for (int i = 0; i < n; i++) {
             b.putInt(qpNumbers[i]).putInt(psns[i]);
         }
@@ -73,6 +83,9 @@ record ConnectionDescriptor(int rank, int[] qpNumbers, int[] psns, int lid, byte
             int controlRkey = b.getInt();
             long mailbox = b.getLong();
             int mailboxRkey = b.getInt();
+            byte[] livenessHost = new byte[b.get()];
+            b.get(livenessHost);
+            int livenessPort = b.getInt();
             int[] qpns = new int[n];
             int[] psns = new int[n];
             for (int i = 0; i < n; i++) {
@@ -80,7 +93,7 @@ record ConnectionDescriptor(int rank, int[] qpNumbers, int[] psns, int lid, byte
                 psns[i] = b.getInt();
             }
             return new ConnectionDescriptor(rank, qpns, psns, lid, hasGid ? gid : null, mtu, cts, ring, control,
-                    controlRkey, mailbox, mailboxRkey);
+                    controlRkey, mailbox, mailboxRkey, livenessHost, livenessPort);
         } catch (RuntimeException e) {
             throw new TransportException(peer, "peer " + peer + " published a malformed verbs endpoint: " + e, e);
         }
@@ -110,7 +123,8 @@ record ConnectionDescriptor(int rank, int[] qpNumbers, int[] psns, int lid, byte
         return o instanceof ConnectionDescriptor d && rank == d.rank && lid == d.lid && mtuBytes == d.mtuBytes
                 && ctsDepth == d.ctsDepth && ringSize == d.ringSize && controlAddress == d.controlAddress
                 && controlRkey == d.controlRkey && mailboxAddress == d.mailboxAddress && mailboxRkey == d.mailboxRkey
-                && Arrays.equals(qpNumbers, d.qpNumbers) && Arrays.equals(psns, d.psns) && Arrays.equals(gid, d.gid);
+                && Arrays.equals(qpNumbers, d.qpNumbers) && Arrays.equals(psns, d.psns) && Arrays.equals(gid, d.gid)
+                && Arrays.equals(livenessHost, d.livenessHost) && livenessPort == d.livenessPort;
     }
 
     @Override

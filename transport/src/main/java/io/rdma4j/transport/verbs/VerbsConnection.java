@@ -47,10 +47,12 @@ import java.util.Arrays;
  * overrun and RNR never happens; both sides report consumption by an RDMA write of a counter
  * block. Operations that lack credits or send-queue room wait in an in-order backlog.
  *
- * <p><b>Faults</b>: a failed work request (e.g. retry exceeded because the peer died; probed by
- * a zero-length write after a second without completions) fails the connection: its QPs go to
- * ERROR, a drain marker flushes everything posted, and only then are the QPs, CQ and control
- * region destroyed, so the NIC never touches memory that is freed afterwards.
+ * <p><b>Faults</b>: the connection fails when the peer's {@link Liveness} socket closes (its
+ * process exited or closed its transport: known within milliseconds) or when a work request fails
+ * (e.g. retry exceeded because the peer's host vanished; probed by a zero-length write after a
+ * second without completions). Its QPs then go to ERROR, a drain marker flushes everything
+ * posted, and only then are the QPs, CQ and control region destroyed, so the NIC never touches
+ * memory that is freed afterwards.
  */
 final class VerbsConnection implements Connection, SendQueue.Retirement {
     private static final System.Logger LOG = System.getLogger(VerbsConnection.class.getName());
@@ -59,6 +61,8 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     static final int RECV_DEPTH = 128;
     private static final long KEEPALIVE_NANOS = 1_000_000_000L;
     private static final long DRAIN_NANOS = 2_000_000_000L;
+    /** How often the peer's {@link Liveness} socket is read: a system call, so not on every pass. */
+    private static final long LIVENESS_INTERVAL_NANOS = 10_000_000L;
     private static final int MAX_INLINE = 64;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -107,6 +111,8 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     private long ringDelivered;
     private final LongRing immediates = new LongRing(16);
     private long lastActivity = System.nanoTime();
+    private Liveness.Watch watch;
+    private long nextLivenessCheck;
 
     VerbsConnection(VerbsTransport transport, int peer) {
         this.transport = transport;
@@ -153,7 +159,8 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             }
             this.local = new ConnectionDescriptor(transport.rank(), qpns, psns, device.lid(),
                     device.gid == null ? null : device.gid.gid().raw(), device.mtu.bytes(), CTS_DEPTH, RECV_DEPTH,
-                    controlAddress, controlMr.rkey(), transport.mailboxAddress(), transport.mailboxRkey());
+                    controlAddress, controlMr.rkey(), transport.mailboxAddress(), transport.mailboxRkey(),
+                    transport.liveness.host(), transport.liveness.port());
         } catch (RuntimeException e) {
             for (SendQueue s : sends) {
                 if (s != null) {
@@ -192,8 +199,8 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         return local;
     }
 
-    /** RTR and RTS towards the peer's published endpoint. */
-    void connect(ConnectionDescriptor remote) {
+    /** RTR and RTS towards the peer's published endpoint; {@code watch} (may be null) then tells when the peer is gone. */
+    void connect(ConnectionDescriptor remote, Liveness.Watch watch) {
         remote.checkCompatible(peer, local);
         RcParams p = transport.device.rc.toBuilder().mtu(VerbsDevice.common(transport.device.mtu, remote.mtuBytes()))
                 .build();
@@ -207,6 +214,8 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         peerMailbox = remote.mailboxAddress();
         peerMailboxRkey = remote.mailboxRkey();
         lastActivity = System.nanoTime();
+        nextLivenessCheck = lastActivity;
+        this.watch = watch;
     }
 
     // ---- Connection API, delegated to the transport (which holds the lock).
@@ -292,6 +301,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             return 0;
         }
         int work = pollCompletions();
+        checkLiveness();
         work += consumeCts();
         credits.observe(control, layout.creditsIn);
         work += writeCts();
@@ -317,6 +327,29 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             lastActivity = System.nanoTime();
         }
         return total;
+    }
+
+    /**
+     * Fails the connection once the peer's liveness socket is closed. Completions first: whatever
+     * the peer finished before it left was acknowledged by this side's device, so its completions
+     * are in the CQ before the socket closes, and they must complete their requests, not fail them.
+     */
+    private void checkLiveness() {
+        if (watch == null) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (now - nextLivenessCheck < 0) {
+            return;
+        }
+        nextLivenessCheck = now + LIVENESS_INTERVAL_NANOS;
+        if (watch.peerGone()) {
+            while (pollCompletions() > 0) {
+                // take every completion that arrived before the peer left
+            }
+            throw new TransportException(peer, "peer " + peer + " is gone: its process exited or closed its transport"
+                    + " (its liveness socket to rank " + transport.rank() + " closed)");
+        }
     }
 
     private void onCompletion(int i) {
@@ -752,7 +785,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         for (SendQueue sq : sends) {
             closeQuietly(sq.qp, sq);
         }
-        closeQuietly(cq, controlMr, recvs, wcs);
+        closeQuietly(cq, controlMr, recvs, wcs, watch);
         controlArena.close();
     }
 

@@ -2,6 +2,7 @@ package io.rdma4j.transport.verbs;
 
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.internal.HostAddress;
 import io.rdma4j.verbs.Access;
 import io.rdma4j.verbs.DeviceAttributes;
 import io.rdma4j.verbs.DeviceContext;
@@ -13,6 +14,9 @@ import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.RcParams;
 import io.rdma4j.verbs.RdmaDevices;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -160,6 +164,37 @@ final class VerbsDevice implements AutoCloseable {
             }
         }
         return Mtu.MTU_256;
+    }
+
+    /**
+     * Where this side's {@link Liveness} listener goes: on RoCE the IPv4 address inside the GID
+     * (that of the NIC's own netdev, which peers reach), else the address the TCP provider would
+     * listen on (RDMA4J_TCP_ADDRESS / RDMA4J_TCP_IFNAME / first interface).
+     */
+    InetAddress livenessAddress(TransportConfig config) {
+        byte[] raw = gid == null ? null : gid.gid().raw();
+        if (raw != null && isIpv4Mapped(raw)) {
+            try {
+                return InetAddress.getByAddress(Arrays.copyOfRange(raw, 12, 16));
+            } catch (UnknownHostException e) {
+                throw new IllegalStateException("4 address bytes refused", e);
+            }
+        }
+        try {
+            return HostAddress.listenAddress(config);
+        } catch (TransportException e) {
+            System.getLogger(VerbsDevice.class.getName()).log(System.Logger.Level.WARNING, "liveness listener on loopback: " + e.getMessage());
+            return InetAddress.getLoopbackAddress();
+        }
+    }
+
+    private static boolean isIpv4Mapped(byte[] gid) {
+        for (int i = 0; i < 10; i++) {
+            if (gid[i] != 0) {
+                return false;
+            }
+        }
+        return gid[10] == (byte) 0xFF && gid[11] == (byte) 0xFF;
     }
 
     int lid() {

@@ -56,9 +56,11 @@ import java.util.Set;
  * (address, size, arena), and memory inside a pool region reuses the pool's registration. So a
  * steady-state step registers nothing, and no operation allocates.
  *
- * <p><b>Faults</b>: a work request that fails (the peer's process died and its QPs vanished:
- * retries exhausted after about RDMA4J_IB_TIMEOUT x RDMA4J_IB_RETRY_CNT; a zero-length probe keeps
- * an idle connection with waiters under watch) fails every pending request to that peer with a
+ * <p><b>Faults</b>: a peer whose process exits (or closes its transport) is known within
+ * milliseconds through the TCP {@link Liveness} socket beside its connection; a peer that cannot
+ * answer at all (its host or link gone) through a work request that fails, its retries exhausted
+ * after about RDMA4J_IB_TIMEOUT x (RDMA4J_IB_RETRY_CNT + 1), a zero-length probe keeping an idle
+ * connection under watch. Either fails every pending request to that peer with a
  * {@link TransportException} naming it. Closing never lets the NIC touch freed memory: QPs go to
  * ERROR and are drained and destroyed before any region is deregistered or freed.
  *
@@ -90,6 +92,7 @@ public final class VerbsTransport implements Transport {
     private final RequestCompletion completion;
     private final ProgressThread progressThread;
     private final TransportState state;
+    final Liveness liveness;
 
     public VerbsTransport(TransportConfig config, Store store, int rank, int size) {
         this.state = new TransportState("verbs", rank, size);
@@ -115,6 +118,7 @@ public final class VerbsTransport implements Transport {
                     : new TransportException(-1, "rank " + rank + ": verbs transport set-up on " + device.describe()
                     + " failed: " + e.getMessage(), e);
         }
+        this.liveness = Liveness.listen(device.livenessAddress(config), size);
         if (config.progressThread()) {
             progressThread = new ProgressThread("rdma4j-verbs-progress-rank-" + rank, this::progressOnce,
                     config.newIdleStrategy(), config.progressCpu());
@@ -293,10 +297,17 @@ public final class VerbsTransport implements Transport {
         }
     }
 
-    /** For the broker: RTR and RTS towards the peer's endpoint. */
-    synchronized void connect(VerbsConnection c, ConnectionDescriptor remote) {
-        state.checkOpen();
-        c.connect(remote);
+    /** For the broker: RTR and RTS towards the peer's endpoint; {@code watch} (may be null) is closed if that fails. */
+    synchronized void connect(VerbsConnection c, ConnectionDescriptor remote, Liveness.Watch watch) {
+        try {
+            state.checkOpen();
+            c.connect(remote, watch);
+        } catch (RuntimeException e) {
+            if (watch != null) {
+                watch.close();
+            }
+            throw e;
+        }
     }
 
     /** For the broker: both sides are ready; the connection joins progress. */
@@ -504,6 +515,7 @@ public final class VerbsTransport implements Transport {
         synchronized (connectLock) { // a connecting thread sees the close and leaves the broker
             broker.abandonAll(new TransportException(-1, "transport closed"));
         }
+        liveness.close(); // peers learn now that this side is gone
         synchronized (this) {
             failAll(new TransportException(-1, "transport closed"));
             for (VerbsBuffer b : allocated) {

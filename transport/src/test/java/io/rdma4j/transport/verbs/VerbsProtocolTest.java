@@ -264,6 +264,10 @@ class VerbsProtocolTest {
     // ---- Endpoint descriptors.
 
     private static ConnectionDescriptor descriptor(int rank, int qps, byte[] gid) {
+        return descriptor(rank, qps, gid, new byte[] {10, 0, 0, 7}, 40_123);
+    }
+
+    private static ConnectionDescriptor descriptor(int rank, int qps, byte[] gid, byte[] livenessHost, int livenessPort) {
         int[] qpns = new int[qps];
         int[] psns = new int[qps];
         for (int i = 0; i < qps; i++) {
@@ -271,7 +275,7 @@ class VerbsProtocolTest {
             psns[i] = 0xABCDE + i;
         }
         return new ConnectionDescriptor(rank, qpns, psns, 0, gid, 1024, VerbsConnection.CTS_DEPTH,
-                VerbsConnection.RECV_DEPTH, 0x7F12_3456_7000L, 0x1234, 0x7F00_0000_0040L, 0x4321);
+                VerbsConnection.RECV_DEPTH, 0x7F12_3456_7000L, 0x1234, 0x7F00_0000_0040L, 0x4321, livenessHost, livenessPort);
     }
 
     @Test
@@ -286,8 +290,16 @@ class VerbsProtocolTest {
         assertEquals(d, back);
         assertArrayEquals(gid, back.gid());
         assertEquals(4, back.qps());
-        ConnectionDescriptor ib = descriptor(2, 1, null);
-        assertNull(ConnectionDescriptor.fromBytes(2, ib.toBytes()).gid());
+        assertArrayEquals(new byte[] {10, 0, 0, 7}, back.livenessHost());
+        assertEquals(40_123, back.livenessPort());
+        ConnectionDescriptor ib = descriptor(2, 1, null, new byte[16], 1);
+        ConnectionDescriptor ibBack = ConnectionDescriptor.fromBytes(2, ib.toBytes());
+        assertNull(ibBack.gid());
+        assertEquals(ib, ibBack);
+        ConnectionDescriptor noListener = descriptor(1, 1, gid, new byte[0], 0);
+        assertEquals(0, ConnectionDescriptor.fromBytes(1, noListener.toBytes()).livenessPort());
+        assertThrows(IllegalArgumentException.class, () -> descriptor(1, 1, gid, new byte[0], 5));
+        assertThrows(IllegalArgumentException.class, () -> descriptor(1, 1, gid, new byte[] {1, 2, 3}, 5));
     }
 
     @Test
