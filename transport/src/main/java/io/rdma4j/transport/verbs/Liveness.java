@@ -104,11 +104,7 @@ final class Liveness implements AutoCloseable {
             LOG.log(Level.WARNING, "cannot reach the liveness listener of peer " + peer + " at " + to + " (" + e
                     + "): its death is detected only by queue pair retries");
             if (ch != null) {
-                try {
-                    ch.close();
-                } catch (IOException ignored) {
-                    // nothing more to do
-                }
+                closeQuietly(ch);
             }
             return null;
         }
