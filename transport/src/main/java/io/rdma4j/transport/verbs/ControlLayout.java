@@ -9,9 +9,11 @@ package io.rdma4j.transport.verbs;
  *
  * <pre>
  * ctsIn       ctsDepth x 64 B   CTS entries of the peer's receives (this side sends)
- * creditsIn   (1 + qps) x 8 B   [0] my CTS entries the peer consumed, [1 + q] receives it re-posted on QP q
+ * creditsIn   (2 + qps) x 8 B   [0] my CTS entries the peer consumed, [1 + q] receives it re-posted on QP q,
+ *                               [1 + qps] slots of its eager ring it freed
  * immIn       ringSize x 8 B    user immediates of the peer's one-sided writes
- * ctsOut, creditsOut, immOut    the same, staged for the peer
+ * eagerIn     eagerSlots x (16 B header + eagerBytes, 64 B aligned)   the peer's eager messages (header: tag, length)
+ * ctsOut, creditsOut, immOut, eagerOut    the same, staged for the peer
  * keepalive   64 B              target of zero-length liveness probes
  * </pre>
  */
@@ -25,17 +27,23 @@ final class ControlLayout {
     final long ctsOut;
     final long creditsOut;
     final long immOut;
+    final int eagerSlots;
+    final int eagerBytes;
+    final long eagerIn;
+    final long eagerOut;
     final long keepalive;
     final long size;
 
-    ControlLayout(int qps, int ctsDepth, int ringSize) {
-        if (qps < 1 || ctsDepth < 1 || ringSize < 1) {
+    ControlLayout(int qps, int ctsDepth, int ringSize, int eagerSlots, int eagerBytes) {
+        if (qps < 1 || ctsDepth < 1 || ringSize < 1 || eagerSlots < 1 || eagerBytes < 0) {
             throw new IllegalArgumentException("bad control layout: qps=" + qps + " ctsDepth=" + ctsDepth
-                    + " ringSize=" + ringSize);
+                    + " ringSize=" + ringSize + " eagerSlots=" + eagerSlots + " eagerBytes=" + eagerBytes);
         }
         this.qps = qps;
         this.ctsDepth = ctsDepth;
         this.ringSize = ringSize;
+        this.eagerSlots = eagerSlots;
+        this.eagerBytes = eagerBytes;
         long at = 0;
         ctsIn = at;
         at = line(at + (long) ctsDepth * CtsEntry.BYTES);
@@ -49,12 +57,26 @@ final class ControlLayout {
         at = line(at + creditsBytes());
         immOut = at;
         at = line(at + ringSize * 8L);
+        eagerIn = at;
+        at = line(at + eagerSlots * eagerStride());
+        eagerOut = at;
+        at = line(at + eagerSlots * eagerStride());
         keepalive = at;
         size = line(at + 64);
     }
 
     long creditsBytes() {
-        return 8L * (1 + qps);
+        return 8L * (2 + qps);
+    }
+
+    /** Bytes of one eager slot: the header, then the payload, rounded up to a cache line. */
+    long eagerStride() {
+        return line(EagerHeader.BYTES + (long) eagerBytes);
+    }
+
+    /** Offset of the slot that eager message {@code index} (0-based) uses, in eagerIn or eagerOut. */
+    long eagerSlot(long area, long index) {
+        return area + (index % eagerSlots) * eagerStride();
     }
 
     /** Offset of the fifo entry that CTS number {@code sequenceIndex} (0-based) uses, in ctsIn or ctsOut. */

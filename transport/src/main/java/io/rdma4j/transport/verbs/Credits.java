@@ -12,30 +12,49 @@ import java.lang.foreign.ValueLayout;
  * <li>Immediate credits: every RDMA write-with-immediate consumes one receive work request the
  * peer posted on that QP. The peer posted {@code recvDepth} up front and reports how many it
  * re-posted since, so this side never sends one that finds no receive (no RNR NAK, no retry).</li>
+ * <li>Eager slots: eager message k goes into slot {@code k % eagerSlots} of the peer's eager
+ * ring only after the peer reported that it freed slot {@code k - eagerSlots} (it frees them in
+ * ring order, a slot held by a message no receive has matched yet holding back those after it).</li>
  * </ul>
- * What this side owes the peer (CTS entries consumed, receives re-posted) is reported by an RDMA
- * write of the whole counter block whenever it changed. Not thread-safe.
+ * What this side owes the peer (CTS entries consumed, receives re-posted, eager slots freed) is
+ * reported by an RDMA write of the whole counter block once a quarter of some window is owed:
+ * a report is a packet on the wire, and one per message would double a small message's packets.
+ * A quarter keeps three quarters of every window usable meanwhile, and a sender whose window is
+ * exhausted has handed the peer enough to owe a report (or, for eager slots, takes the
+ * rendezvous path instead), so the threshold never stalls a connection. Not thread-safe.
  */
 final class Credits {
     private final int qps;
     private final int recvDepth;
     private final int ctsDepth;
-    /** What the peer reported: [0] my CTS entries it consumed, [1 + q] receives it re-posted on QP q. */
+    private final int eagerSlots;
+    /** What the peer reported: [0] my CTS entries it consumed, [1 + q] receives it re-posted on QP q, [1 + qps] eager slots it freed. */
     private final long[] peer;
     private final long[] immediatesSent;
     private long ctsSent;
-    /** What this side owes, same indexes. */
+    private long eagerSent;
+    /** What this side owes, same indexes, and the owed amount that makes a report due. */
     private final long[] owed;
     private final long[] reported;
+    private final long[] reportAt;
 
-    Credits(int qps, int recvDepth, int ctsDepth) {
+    Credits(int qps, int recvDepth, int ctsDepth, int eagerSlots) {
         this.qps = qps;
         this.recvDepth = recvDepth;
         this.ctsDepth = ctsDepth;
-        peer = new long[1 + qps];
+        this.eagerSlots = eagerSlots;
+        peer = new long[2 + qps];
         immediatesSent = new long[qps];
-        owed = new long[1 + qps];
-        reported = new long[1 + qps];
+        owed = new long[2 + qps];
+        reported = new long[2 + qps];
+        reportAt = new long[2 + qps];
+        reportAt[0] = quarter(ctsDepth);
+        java.util.Arrays.fill(reportAt, 1, 1 + qps, quarter(recvDepth));
+        reportAt[1 + qps] = quarter(eagerSlots);
+    }
+
+    private static long quarter(int window) {
+        return Math.max(1, window / 4);
     }
 
     // ---- This side's sending.
@@ -49,7 +68,7 @@ final class Credits {
 
     /** Reads the peer's report from the counter block its NIC writes. */
     void observe(MemorySegment block, long offset) {
-        for (int i = 0; i <= qps; i++) {
+        for (int i = 0; i < peer.length; i++) {
             observe(i, CtsEntry.acquire(block, offset + 8L * i));
         }
     }
@@ -91,6 +110,18 @@ final class Credits {
         return immediatesSent[qp] - peer[1 + qp];
     }
 
+    boolean eagerSlotFree() {
+        return eagerSent - peer[1 + qps] < eagerSlots;
+    }
+
+    /** Claims the next eager message index (0-based); a slot must be free. */
+    long takeEager() {
+        if (!eagerSlotFree()) {
+            throw new IllegalStateException("eager ring of the peer is full");
+        }
+        return eagerSent++;
+    }
+
     // ---- What this side owes.
 
     void consumedCts() {
@@ -101,9 +132,14 @@ final class Credits {
         owed[1 + qp] += count;
     }
 
+    /** The peer's eager slots this side freed, in ring order (a total, not an increment). */
+    void eagerFreed(long total) {
+        owed[1 + qps] = total;
+    }
+
     boolean reportDue() {
-        for (int i = 0; i <= qps; i++) {
-            if (owed[i] != reported[i]) {
+        for (int i = 0; i < owed.length; i++) {
+            if (owed[i] - reported[i] >= reportAt[i]) {
                 return true;
             }
         }
@@ -112,7 +148,7 @@ final class Credits {
 
     /** Writes the counter block into {@code block} at {@code offset} and counts it as reported. */
     void writeReport(MemorySegment block, long offset) {
-        for (int i = 0; i <= qps; i++) {
+        for (int i = 0; i < owed.length; i++) {
             block.set(ValueLayout.JAVA_LONG, offset + 8L * i, owed[i]);
             reported[i] = owed[i];
         }

@@ -10,12 +10,14 @@ package io.rdma4j.transport.verbs;
  * DATA   00 | generation (10 bits) | receive slot (20 bits)   a part of an isend's data arrived
  * ERROR  01 | generation (10 bits) | receive slot (20 bits)   the matching isend was too large
  * USER   10 | ring index (30 bits)                            a part of a one-sided write with immediate
+ * EAGER  11 | eager ring index (30 bits)                      a small isend, header and payload in one write
  * </pre>
  */
 final class Immediate {
     static final int DATA = 0;
     static final int ERROR = 1;
     static final int USER = 2;
+    static final int EAGER = 3;
     static final int SLOT_BITS = 20;
     static final int MAX_SLOTS = 1 << SLOT_BITS;
     static final int GENERATION_MASK = (1 << 10) - 1;
@@ -41,6 +43,10 @@ final class Immediate {
 
     static int user(long ringIndex) {
         return USER << 30 | (int) (ringIndex & INDEX_MASK);
+    }
+
+    static int eager(long ringIndex) {
+        return EAGER << 30 | (int) (ringIndex & INDEX_MASK);
     }
 
     static int type(int imm) {

@@ -26,6 +26,12 @@ final class RequestTable extends RequestSlots {
     final boolean[] exposed;
     /** SEND whose matching receive was too small: fails once its error notice was sent. */
     final boolean[] failWhenRetired;
+    /** SEND: issued as an eager message, it completes when the matching receive's CTS arrives. */
+    final boolean[] eagerSend;
+    /** RECV: no message has claimed it yet (an arriving eager message may). */
+    final boolean[] unclaimed;
+    /** RECV: the eager-ring index of the message it takes once its CTS is written, -1 if none. */
+    final long[] eagerIndex;
 
     RequestTable(int capacity) {
         super(checked(capacity));
@@ -40,6 +46,9 @@ final class RequestTable extends RequestSlots {
         partsLeft = new int[capacity];
         exposed = new boolean[capacity];
         failWhenRetired = new boolean[capacity];
+        eagerSend = new boolean[capacity];
+        unclaimed = new boolean[capacity];
+        eagerIndex = new long[capacity];
     }
 
     private static int checked(int capacity) {
@@ -58,6 +67,9 @@ final class RequestTable extends RequestSlots {
         partsLeft[s] = 0;
         exposed[s] = false;
         failWhenRetired[s] = false;
+        eagerSend[s] = false;
+        unclaimed[s] = false;
+        eagerIndex[s] = -1;
         return s;
     }
 

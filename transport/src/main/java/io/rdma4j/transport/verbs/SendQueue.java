@@ -135,7 +135,9 @@ final class SendQueue implements AutoCloseable {
             unsignalledMark = false;
         }
         try {
+            PathTrace.event(PathTrace.DOORBELL, ((long) index << 32) | n);
             qp.postSend(batch);
+            PathTrace.event(PathTrace.DOORBELL_DONE, n);
         } finally {
             batch.reset();
             posted += n;

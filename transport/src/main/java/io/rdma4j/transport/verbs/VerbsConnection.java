@@ -36,6 +36,21 @@ import java.util.Arrays;
  * QP 0 it carries the size into the receiver's mailbox word of that slot. The receive completes
  * when all QPs' immediates arrived, i.e. when all data is visible.
  *
+ * <p><b>Eager</b> (isends of at most {@link #EAGER_BYTES}, as UCX's eager protocol): when no CTS
+ * for the send is in hand, the sender does not wait for one. It copies the message behind a
+ * header (tag, length) into a staging slot and writes both into the next slot of the peer's eager
+ * ring with one write-with-immediate on QP 0: one packet instead of the CTS round trip plus data
+ * plus size. The receiver gives it to the oldest receive of that tag no message has claimed yet
+ * (a rendezvous message claims its receive with its first immediate, which on QP 0 precedes any
+ * later eager message), or keeps it until such a receive is posted; either way it copies the
+ * payload out and frees the slot. Every receive still writes its CTS, and the eager isend
+ * completes when that CTS arrived (k-th CTS of a tag, k-th send of it, as for rendezvous) and its
+ * write completed: so a send completes only once a receive took it and it is in the peer's
+ * memory, and one larger than that receive fails on both sides, as on every provider. A send goes eagerly only while no earlier send of its tag waits for
+ * a CTS and nothing waits in the backlog (it must not overtake them); with no free ring slot it
+ * simply takes the rendezvous path, so messages no receive matches yet never block a send. With
+ * a CTS in hand, a small send also goes into the ring (one write instead of two).
+ *
  * <p><b>One-sided</b>: writes and reads go straight to the peer's registered memory. A write with
  * an immediate also ends with a write-with-immediate on every QP, the one on QP 0 putting the
  * 32-bit value into the peer's immediate ring; the peer delivers values in ring order once every
@@ -59,6 +74,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     static final int CTS_DEPTH = 128;
     /** Receive work requests per QP, and the immediate ring's size (a power of two). */
     static final int RECV_DEPTH = 128;
+    /**
+     * Slots of each side's eager ring, and the largest isend that travels eagerly (see the class
+     * comment): 8 KiB holds a collective's small-vector message (a 32-byte descriptor and up to
+     * 8 KiB - 32 of payload), and 32 slots make a credit report (due once a quarter is freed) one
+     * packet per 8 messages; 2 x 32 x 8 KiB = 528 KiB of registered memory per connection.
+     */
+    static final int EAGER_SLOTS = 32;
+    static final int EAGER_BYTES = 8192;
     private static final long KEEPALIVE_NANOS = 1_000_000_000L;
     private static final long DRAIN_NANOS = 2_000_000_000L;
     /** How often the peer's {@link Liveness} socket is read: a system call, so not on every pass. */
@@ -105,6 +128,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     private final LongRing backlog = new LongRing(64);
     private int rotation;
 
+    // Eager messages, at the receiver: receives no message has claimed yet (ids, in the order
+    // posted), messages that arrived before their receive (ring indexes, in arrival order), and
+    // which ring slots are free, so that slots go back to the peer in ring order.
+    private final LongRing unclaimedReceives = new LongRing(64);
+    private final LongRing unexpected = new LongRing(EAGER_SLOTS);
+    private final boolean[] eagerSlotDone = new boolean[EAGER_SLOTS];
+    private long eagerFreed;
+
     // Immediates of the peer's one-sided writes.
     private long userImmediatesSent;
     private final int[] ringSeen = new int[RECV_DEPTH];
@@ -120,7 +151,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         this.peer = peer;
         VerbsDevice device = transport.device;
         this.qps = transport.config.ibQpsPerConnection();
-        this.layout = new ControlLayout(qps, CTS_DEPTH, RECV_DEPTH);
+        this.layout = new ControlLayout(qps, CTS_DEPTH, RECV_DEPTH, EAGER_SLOTS, EAGER_BYTES);
         int sqDepth = Math.min(device.attributes.maxQpWr(),
                 Math.max(256, 2 * transport.config.batchSize() + transport.config.signalInterval() + 8));
         int rqDepth = RECV_DEPTH + 1;
@@ -129,7 +160,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         this.sends = new SendQueue[qps];
         this.repostDue = new int[qps];
         this.psns = new int[qps];
-        this.credits = new Credits(qps, RECV_DEPTH, CTS_DEPTH);
+        this.credits = new Credits(qps, RECV_DEPTH, CTS_DEPTH, EAGER_SLOTS);
         CompletionQueue createdCq = null;
         MemoryRegion createdMr = null;
         RecvWorkRequests createdRecvs = null;
@@ -259,6 +290,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     // ---- Starting requests (the transport allocated and validated the slot).
 
     void startSend(int s) {
+        PathTrace.event(PathTrace.SEND_START, requests.length[s]);
         consumeCts();
         int tag = requests.tag[s];
         for (int i = 0; i < ctsCount; i++) {
@@ -269,12 +301,24 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 return;
             }
         }
+        if (backlog.isEmpty() && eagerFits(s) && !rendezvousWaiting(tag)) {
+            postEager(s, 2); // done once its receive's CTS arrived and its write was acknowledged
+            requests.eagerSend[s] = true;
+        }
         pendingSends.add(requests.id(s));
     }
 
     void startReceive(int s) {
+        PathTrace.event(PathTrace.RECV_START, requests.length[s]);
         requests.partsLeft[s] = qps;
         requests.exposed[s] = true; // its CTS may sit in a batch from now on
+        long early = takeUnexpected(requests.tag[s]);
+        requests.eagerIndex[s] = early;
+        if (early < 0) {
+            requests.unclaimed[s] = true;
+            pruneStale(unclaimedReceives);
+            unclaimedReceives.add(requests.id(s));
+        }
         ctsToWrite.add(requests.id(s));
         writeCts();
     }
@@ -361,12 +405,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 throw completionFailure("a receive on", q, i);
             }
             repostDue[q]++;
+            PathTrace.event(PathTrace.CQE_RECV, wcs.immData(i));
             if (!wcs.hasImmData(i)) {
                 throw protocol("a message without immediate arrived on QP " + q);
             }
             onImmediate(wcs.immData(i));
         } else {
             int q = SendQueue.qpIndexOf(wrId);
+            PathTrace.event(PathTrace.CQE_SEND, wrId);
             sends[q].retire(wrId, ok, this);
             if (!ok) {
                 throw completionFailure("a work request on", q, i);
@@ -397,6 +443,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                     + requests.remoteCapacity[slot] + " bytes"));
         } else {
             requests.complete(slot, requests.length[slot]);
+            PathTrace.event(PathTrace.SEND_DONE, slot);
         }
     }
 
@@ -404,16 +451,19 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         switch (Immediate.type(imm)) {
             case Immediate.DATA -> {
                 int s = receiveSlot(imm);
+                requests.unclaimed[s] = false;
                 if (--requests.partsLeft[s] == 0) {
                     long size = transport.mailboxValue(s);
                     if (size < 0 || size > requests.length[s]) {
                         throw protocol("peer " + peer + " reported " + size + " bytes for a receive of " + requests.length[s]);
                     }
                     requests.complete(s, size);
+                    PathTrace.event(PathTrace.RECV_DONE, s);
                 }
             }
             case Immediate.ERROR -> {
                 int s = receiveSlot(imm);
+                requests.unclaimed[s] = false;
                 requests.fail(s, new TransportException(peer, requests.describe(s) + " failed: the matching isend of peer "
                         + peer + " has " + transport.mailboxValue(s) + " bytes, more than this receive offered"));
             }
@@ -421,6 +471,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 ringSeen[Immediate.ringIndex(imm) % RECV_DEPTH]++;
                 deliverImmediates();
             }
+            case Immediate.EAGER -> onEager(Immediate.ringIndex(imm));
             default -> throw protocol("unknown immediate 0x" + Integer.toHexString(imm));
         }
     }
@@ -463,11 +514,16 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             addCts(tag, CtsEntry.address(control, at), CtsEntry.capacity(control, at), CtsEntry.rkey(control, at),
                     CtsEntry.slot(control, at), CtsEntry.generation(control, at));
             ctsConsumed++;
+            PathTrace.event(PathTrace.CTS_IN, tag);
             credits.consumedCts();
             n++;
             int s = takePendingSend(tag);
             if (s >= 0) {
-                match(s, ctsCount - 1);
+                if (requests.eagerSend[s]) {
+                    finishEagerSend(s, ctsCapacity[ctsCount - 1]);
+                } else {
+                    match(s, ctsCount - 1);
+                }
                 removeCts(ctsCount - 1);
             }
         }
@@ -531,6 +587,141 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         ctsCount--;
     }
 
+    // ---- Eager messages.
+
+    /**
+     * Whether isend {@code s} can go eagerly now: small enough, a free slot in the peer's eager
+     * ring, a receive credit and send-queue room on QP 0. Without a slot it takes the rendezvous
+     * path instead, so a ring held by messages nobody receives yet never blocks a send.
+     */
+    private boolean eagerFits(int s) {
+        return requests.length[s] <= layout.eagerBytes && credits.eagerSlotFree() && credits.immediateCredit(0)
+                && sends[0].free() >= 1;
+    }
+
+    /** Whether a send of {@code tag} waits for its CTS unsent: a later one must not overtake it eagerly. */
+    private boolean rendezvousWaiting(int tag) {
+        for (int i = 0, n = pendingSends.size(); i < n; i++) {
+            int p = requests.pendingSlot(pendingSends.peek(i));
+            if (p >= 0 && requests.tag[p] == tag && !requests.eagerSend[p]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Copies isend {@code s} behind its header into the next staging slot and writes both into the
+     * peer's eager ring with one write-with-immediate on QP 0. The staging slot is written again
+     * only after the peer freed the ring slot, i.e. after the NIC read it. The send completes after
+     * {@code events}: the write's completion (so a completed send is in the peer's memory, even if
+     * this process exits right after), and, without a CTS in hand, that CTS.
+     */
+    private void postEager(int s, int events) {
+        long k = credits.takeEager();
+        long staged = layout.eagerSlot(layout.eagerOut, k);
+        long length = requests.length[s];
+        EagerHeader.write(control, staged, requests.tag[s], length);
+        MemorySegment.copy(requests.buffer[s].segment(), requests.offset[s], control, staged + EagerHeader.BYTES, length);
+        credits.takeImmediate(0);
+        sends[0].add(SendOpcode.RDMA_WRITE_WITH_IMM, controlAddress + staged, EagerHeader.BYTES + length, controlMr.lkey(),
+                peerControl + layout.eagerSlot(layout.eagerIn, k), peerControlRkey, Immediate.eager(k), s, false);
+        requests.partsLeft[s] = events;
+        requests.exposed[s] = true; // a completion will name its slot
+    }
+
+    /** A matched send that fits goes eagerly: one write instead of data plus size. */
+    private boolean issueEager(int s) {
+        postEager(s, 1);
+        return true;
+    }
+
+    /** The CTS of the receive an eager isend went to arrived: it tells whether that receive held it. */
+    private void finishEagerSend(int s, long capacity) {
+        if (requests.length[s] > capacity) {
+            // fails once its write retired too: the slot must not be reused under that completion
+            requests.remoteCapacity[s] = capacity;
+            requests.failWhenRetired[s] = true;
+        }
+        retired(s, true); // one of its two events
+    }
+
+    /** An eager message arrived in ring slot {@code index}: to the oldest unclaimed receive of its tag, else kept. */
+    private void onEager(long index) {
+        int tag = EagerHeader.tag(control, layout.eagerSlot(layout.eagerIn, index));
+        int s = takeUnclaimedReceive(tag);
+        if (s >= 0) {
+            deliverEager(s, index);
+        } else {
+            unexpected.add(index);
+        }
+    }
+
+    /** Receive {@code s} takes the eager message in ring slot {@code index} (or fails if it is too small); the slot is freed. */
+    private void deliverEager(int s, long index) {
+        long at = layout.eagerSlot(layout.eagerIn, index);
+        long length = EagerHeader.length(control, at);
+        if (length > requests.length[s]) {
+            requests.fail(s, new TransportException(peer, requests.describe(s) + " failed: the matching isend of peer "
+                    + peer + " has " + length + " bytes, more than this receive offered"));
+        } else {
+            MemorySegment.copy(control, at + EagerHeader.BYTES, requests.buffer[s].segment(), requests.offset[s], length);
+            requests.complete(s, length);
+        }
+        eagerSlotDone[(int) (index % EAGER_SLOTS)] = true;
+        while (eagerSlotDone[(int) (eagerFreed % EAGER_SLOTS)]) {
+            eagerSlotDone[(int) (eagerFreed % EAGER_SLOTS)] = false;
+            eagerFreed++;
+        }
+        credits.eagerFreed(eagerFreed);
+    }
+
+    /** Unlinks the oldest pending receive of {@code tag} no message has claimed (dropping stale ids), or -1. */
+    private int takeUnclaimedReceive(int tag) {
+        int n = unclaimedReceives.size();
+        int found = -1;
+        for (int i = 0; i < n; i++) {
+            long id = unclaimedReceives.poll();
+            int s = requests.pendingSlot(id);
+            if (s < 0 || !requests.unclaimed[s]) {
+                continue;
+            }
+            if (found < 0 && requests.tag[s] == tag) {
+                requests.unclaimed[s] = false;
+                found = s;
+            } else {
+                unclaimedReceives.add(id);
+            }
+        }
+        return found;
+    }
+
+    /** The ring index of the oldest unexpected eager message of {@code tag}, unlinked, or -1. */
+    private long takeUnexpected(int tag) {
+        int n = unexpected.size();
+        long found = -1;
+        for (int i = 0; i < n; i++) {
+            long index = unexpected.poll();
+            if (found < 0 && EagerHeader.tag(control, layout.eagerSlot(layout.eagerIn, index)) == tag) {
+                found = index;
+            } else {
+                unexpected.add(index);
+            }
+        }
+        return found;
+    }
+
+    /** Drops ids at the head that are no longer unclaimed receives, so the list stays as short as what is open. */
+    private void pruneStale(LongRing ids) {
+        while (!ids.isEmpty()) {
+            int s = requests.pendingSlot(ids.peek(0));
+            if (s >= 0 && requests.unclaimed[s]) {
+                return;
+            }
+            ids.poll();
+        }
+    }
+
     /** Writes queued CTS entries into the peer's fifo while its window and QP 0 have room. */
     private int writeCts() {
         int n = 0;
@@ -545,12 +736,16 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             }
             ctsToWrite.poll();
             long k = credits.takeCts();
+            PathTrace.event(PathTrace.CTS_OUT, k);
             long staged = layout.ctsEntry(layout.ctsOut, k);
             VerbsBuffer b = requests.buffer[s];
             CtsEntry.write(control, staged, k + 1, b.address() + requests.offset[s], requests.length[s], b.rkey,
                     requests.tag[s], s, requests.generation[s]);
             sends[0].add(SendOpcode.RDMA_WRITE, controlAddress + staged, CtsEntry.BYTES, controlMr.lkey(),
                     peerControl + layout.ctsEntry(layout.ctsIn, k), peerControlRkey, 0, -1, false);
+            if (requests.eagerIndex[s] >= 0) {
+                deliverEager(s, requests.eagerIndex[s]); // its CTS completes the peer's eager isend
+            }
             n++;
         }
         return n;
@@ -572,7 +767,8 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
 
     private boolean issue(int s) {
         return switch (requests.kind[s]) {
-            case RequestTable.SEND -> requests.length[s] > requests.remoteCapacity[s] ? issueSendError(s) : issueSend(s);
+            case RequestTable.SEND -> requests.length[s] > requests.remoteCapacity[s] ? issueSendError(s)
+                    : eagerFits(s) ? issueEager(s) : issueSend(s);
             case RequestTable.WRITE -> requests.immediate[s] == NO_IMMEDIATE
                     ? issueStriped(s, SendOpcode.RDMA_WRITE) : issueWriteWithImmediate(s);
             case RequestTable.READ -> issueStriped(s, SendOpcode.RDMA_READ);
@@ -596,6 +792,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         if (!postDataParts(s)) {
             return false;
         }
+        PathTrace.event(PathTrace.ISSUE_SEND, s);
         transport.setOutboxValue(s, requests.length[s]);
         postImmediates(s, transport.outboxAddress(s), transport.mailboxLkey(), peerMailbox + 8L * requests.remoteSlot[s],
                 peerMailboxRkey, Immediate.data(requests.remoteSlot[s], requests.remoteGeneration[s]));
@@ -720,11 +917,13 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 int n = repostDue[q];
                 repostDue[q] = 0;
                 postReceives(q, n);
+                PathTrace.event(PathTrace.RECV_POSTED, n);
                 credits.reposted(q, n);
             }
         }
         if (credits.reportDue() && sends[0].free() >= 1) {
             credits.writeReport(control, layout.creditsOut);
+            PathTrace.event(PathTrace.CREDIT_REPORT, 0);
             sends[0].add(SendOpcode.RDMA_WRITE, controlAddress + layout.creditsOut, layout.creditsBytes(),
                     controlMr.lkey(), peerControl + layout.creditsIn, peerControlRkey, 0, -1, false);
         }

@@ -512,6 +512,7 @@ public final class VerbsTransport implements Transport {
         if (progressThread != null) {
             progressThread.stop(5_000);
         }
+        PathTrace.dump(rank);
         synchronized (connectLock) { // a connecting thread sees the close and leaves the broker
             broker.abandonAll(new TransportException(-1, "transport closed"));
         }

@@ -104,6 +104,11 @@ class VerbsProtocolTest {
             // the ring slot the receiver derives is the one the sender staged the value in
             assertEquals(index % VerbsConnection.RECV_DEPTH, Immediate.ringIndex(u) % VerbsConnection.RECV_DEPTH);
         }
+        for (long index : new long[] {0, 15, 16, (1L << 30) + 3}) {
+            int e = Immediate.eager(index);
+            assertEquals(Immediate.EAGER, Immediate.type(e));
+            assertEquals(index % VerbsConnection.EAGER_SLOTS, Immediate.ringIndex(e) % VerbsConnection.EAGER_SLOTS);
+        }
         assertThrows(IllegalArgumentException.class, () -> Immediate.data(Immediate.MAX_SLOTS, 1));
         assertThrows(IllegalArgumentException.class, () -> Immediate.error(-1, 1));
     }
@@ -112,7 +117,7 @@ class VerbsProtocolTest {
 
     @Test
     void ctsEntriesAreSeenOnlyWithTheirOwnSequence() {
-        ControlLayout layout = new ControlLayout(2, 4, 8);
+        ControlLayout layout = new ControlLayout(2, 4, 8, 2, 100);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment s = arena.allocate(layout.size, 64);
             long at = layout.ctsEntry(layout.ctsIn, 5); // sequence index 5 -> slot 1
@@ -135,10 +140,12 @@ class VerbsProtocolTest {
     @Test
     void controlAreasAreDisjointAndCacheLineAligned() {
         for (int qps : new int[] {1, 4, 128}) {
-            ControlLayout l = new ControlLayout(qps, VerbsConnection.CTS_DEPTH, VerbsConnection.RECV_DEPTH);
+            ControlLayout l = new ControlLayout(qps, VerbsConnection.CTS_DEPTH, VerbsConnection.RECV_DEPTH,
+                    VerbsConnection.EAGER_SLOTS, VerbsConnection.EAGER_BYTES);
             long[][] areas = {
                 {l.ctsIn, (long) l.ctsDepth * CtsEntry.BYTES}, {l.creditsIn, l.creditsBytes()}, {l.immIn, l.ringSize * 8L},
                 {l.ctsOut, (long) l.ctsDepth * CtsEntry.BYTES}, {l.creditsOut, l.creditsBytes()}, {l.immOut, l.ringSize * 8L},
+                {l.eagerIn, l.eagerSlots * l.eagerStride()}, {l.eagerOut, l.eagerSlots * l.eagerStride()},
                 {l.keepalive, 64},
             };
             for (int i = 0; i < areas.length; i++) {
@@ -150,6 +157,9 @@ class VerbsProtocolTest {
                 }
             }
             assertEquals(l.immIn + 8 * 3, l.immSlot(l.immIn, l.ringSize + 3L));
+            assertEquals(l.eagerOut + 2 * l.eagerStride(), l.eagerSlot(l.eagerOut, l.eagerSlots + 2L));
+            assertEquals(0, l.eagerStride() % 64, "eager slots are cache-line aligned");
+            assertTrue(l.eagerStride() >= EagerHeader.BYTES + l.eagerBytes, "an eager slot holds its header and payload");
         }
     }
 
@@ -166,9 +176,9 @@ class VerbsProtocolTest {
         int qps = 3;
         int depth = 8;
         int fifo = 4;
-        Credits sender = new Credits(qps, depth, fifo);
-        Credits receiver = new Credits(qps, depth, fifo);
-        ControlLayout layout = new ControlLayout(qps, fifo, depth);
+        Credits sender = new Credits(qps, depth, fifo, 2);
+        Credits receiver = new Credits(qps, depth, fifo, 2);
+        ControlLayout layout = new ControlLayout(qps, fifo, depth, 2, 64);
         Random random = new Random(7);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment senderMemory = arena.allocate(layout.size, 64);
@@ -247,7 +257,7 @@ class VerbsProtocolTest {
 
     @Test
     void takingCreditsThatAreNotThereFailsLoudly() {
-        Credits c = new Credits(1, 2, 1);
+        Credits c = new Credits(1, 2, 1, 1);
         c.takeImmediate(0);
         c.takeImmediate(0);
         assertFalse(c.immediateCredit(0));
@@ -259,6 +269,51 @@ class VerbsProtocolTest {
         assertEquals(1, c.immediatesInFlight(0));
         assertEquals(0, c.takeCts());
         assertThrows(IllegalStateException.class, c::takeCts);
+        assertEquals(0, c.takeEager());
+        assertFalse(c.eagerSlotFree());
+        assertThrows(IllegalStateException.class, c::takeEager);
+        c.observe(2, 1); // the peer freed its eager slot
+        assertEquals(1, c.takeEager());
+    }
+
+    /**
+     * Reports are written once a quarter of a window is owed, not for every message (each is a
+     * packet), and a sender that exhausted a window always leaves the peer owing a report.
+     */
+    @Test
+    void creditReportsWaitForAQuarterOfAWindow() {
+        int qps = 2;
+        Credits c = new Credits(qps, 8, 4, 16);
+        assertFalse(c.reportDue());
+        c.reposted(1, 1);
+        assertFalse(c.reportDue(), "one re-posted receive of 8 is not worth a packet");
+        c.reposted(1, 1);
+        assertTrue(c.reportDue(), "a quarter of the receive window is owed");
+        ControlLayout l = new ControlLayout(qps, 4, 8, 16, 64);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment s = arena.allocate(l.size, 64);
+            c.writeReport(s, l.creditsOut);
+            assertFalse(c.reportDue());
+            assertEquals(2, s.get(java.lang.foreign.ValueLayout.JAVA_LONG, l.creditsOut + 8L * 2));
+            c.consumedCts();
+            assertTrue(c.reportDue(), "a quarter of a CTS fifo of 4 is one entry");
+            c.writeReport(s, l.creditsOut);
+            c.eagerFreed(3);
+            assertFalse(c.reportDue());
+            c.eagerFreed(4);
+            assertTrue(c.reportDue(), "a quarter of 16 eager slots freed");
+            c.writeReport(s, l.creditsOut);
+            assertEquals(4, s.get(java.lang.foreign.ValueLayout.JAVA_LONG, l.creditsOut + 8L * (1 + qps)));
+        }
+        // A sender whose receive window is exhausted has made the peer owe a whole window.
+        Credits sender = new Credits(1, 8, 4, 16);
+        Credits receiver = new Credits(1, 8, 4, 16);
+        for (int i = 0; i < 8; i++) {
+            sender.takeImmediate(0);
+        }
+        assertFalse(sender.immediateCredit(0));
+        receiver.reposted(0, 8);
+        assertTrue(receiver.reportDue());
     }
 
     // ---- Endpoint descriptors.
