@@ -531,18 +531,26 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
 
     /** Unlinks the oldest pending send of {@code tag} (dropping ids that failed meanwhile), or -1. */
     private int takePendingSend(int tag) {
-        int n = pendingSends.size();
+        return unlinkOldest(pendingSends, tag, null);
+    }
+
+    /**
+     * Unlinks from {@code ids} the oldest pending request of {@code tag} (with {@code wanted}: one
+     * whose flag is still set), dropping ids that are no longer pending (or wanted); -1 if none.
+     */
+    private int unlinkOldest(LongRing ids, int tag, boolean[] wanted) {
+        int n = ids.size();
         int found = -1;
         for (int i = 0; i < n; i++) {
-            long id = pendingSends.poll();
+            long id = ids.poll();
             int s = requests.pendingSlot(id);
-            if (s < 0) {
+            if (s < 0 || (wanted != null && !wanted[s])) {
                 continue;
             }
             if (found < 0 && requests.tag[s] == tag) {
                 found = s;
             } else {
-                pendingSends.add(id);
+                ids.add(id);
             }
         }
         return found;
@@ -678,22 +686,11 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
 
     /** Unlinks the oldest pending receive of {@code tag} no message has claimed (dropping stale ids), or -1. */
     private int takeUnclaimedReceive(int tag) {
-        int n = unclaimedReceives.size();
-        int found = -1;
-        for (int i = 0; i < n; i++) {
-            long id = unclaimedReceives.poll();
-            int s = requests.pendingSlot(id);
-            if (s < 0 || !requests.unclaimed[s]) {
-                continue;
-            }
-            if (found < 0 && requests.tag[s] == tag) {
-                requests.unclaimed[s] = false;
-                found = s;
-            } else {
-                unclaimedReceives.add(id);
-            }
+        int s = unlinkOldest(unclaimedReceives, tag, requests.unclaimed);
+        if (s >= 0) {
+            requests.unclaimed[s] = false;
         }
-        return found;
+        return s;
     }
 
     /** The ring index of the oldest unexpected eager message of {@code tag}, unlinked, or -1. */

@@ -26,8 +26,10 @@ import java.util.Set;
 /**
  * The verbs provider: RC queue pairs on one RDMA device (RDMA4J_IB_HCA / _PORT / _GID_INDEX),
  * {@code RDMA4J_IB_QPS_PER_CONNECTION} of them per peer, with large messages striped over them in
- * 128-byte aligned parts. The protocol (receiver-driven clear-to-send, write-with-immediate
- * completion, credits so RNR never happens) is described in {@link VerbsConnection}.
+ * 128-byte aligned parts. The protocol (small isends eagerly into the peer's ring, larger ones
+ * after a receiver-driven clear-to-send, write-with-immediate completion, credits so RNR never
+ * happens) is described in {@link VerbsConnection}; where a small message's time goes, in
+ * docs/verbs-path.md.
  *
  * <p><b>Connection set-up</b> ({@link ConnectionBroker}): each side creates its QPs, posts its
  * receives, publishes a {@link ConnectionDescriptor} (QPNs, PSNs, GID/LID, MTU, control region and
