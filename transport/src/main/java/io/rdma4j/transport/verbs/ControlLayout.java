@@ -29,6 +29,8 @@ final class ControlLayout {
     final long immOut;
     final int eagerSlots;
     final int eagerBytes;
+    /** Bytes of one eager slot: the header, then the payload, rounded up to a cache line. */
+    final long eagerStride;
     final long eagerIn;
     final long eagerOut;
     final long keepalive;
@@ -44,6 +46,7 @@ final class ControlLayout {
         this.ringSize = ringSize;
         this.eagerSlots = eagerSlots;
         this.eagerBytes = eagerBytes;
+        this.eagerStride = line(EagerHeader.BYTES + (long) eagerBytes);
         long at = 0;
         ctsIn = at;
         at = line(at + (long) ctsDepth * CtsEntry.BYTES);
@@ -58,9 +61,9 @@ final class ControlLayout {
         immOut = at;
         at = line(at + ringSize * 8L);
         eagerIn = at;
-        at = line(at + eagerSlots * eagerStride());
+        at = line(at + eagerSlots * eagerStride);
         eagerOut = at;
-        at = line(at + eagerSlots * eagerStride());
+        at = line(at + eagerSlots * eagerStride);
         keepalive = at;
         size = line(at + 64);
     }
@@ -69,14 +72,9 @@ final class ControlLayout {
         return 8L * (2 + qps);
     }
 
-    /** Bytes of one eager slot: the header, then the payload, rounded up to a cache line. */
-    long eagerStride() {
-        return line(EagerHeader.BYTES + (long) eagerBytes);
-    }
-
     /** Offset of the slot that eager message {@code index} (0-based) uses, in eagerIn or eagerOut. */
     long eagerSlot(long area, long index) {
-        return area + (index % eagerSlots) * eagerStride();
+        return area + (index % eagerSlots) * eagerStride;
     }
 
     /** Offset of the fifo entry that CTS number {@code sequenceIndex} (0-based) uses, in ctsIn or ctsOut. */

@@ -26,7 +26,7 @@ final class RequestTable extends RequestSlots {
     final boolean[] exposed;
     /** SEND whose matching receive was too small: fails once its error notice was sent. */
     final boolean[] failWhenRetired;
-    /** SEND: issued as an eager message, it completes when the matching receive's CTS arrives. */
+    /** SEND: issued as an eager message before its CTS; done once that CTS arrived and its write completed. */
     final boolean[] eagerSend;
     /** RECV: no message has claimed it yet (an arriving eager message may). */
     final boolean[] unclaimed;

@@ -46,10 +46,11 @@ import java.util.Arrays;
  * payload out and frees the slot. Every receive still writes its CTS, and the eager isend
  * completes when that CTS arrived (k-th CTS of a tag, k-th send of it, as for rendezvous) and its
  * write completed: so a send completes only once a receive took it and it is in the peer's
- * memory, and one larger than that receive fails on both sides, as on every provider. A send goes eagerly only while no earlier send of its tag waits for
- * a CTS and nothing waits in the backlog (it must not overtake them); with no free ring slot it
- * simply takes the rendezvous path, so messages no receive matches yet never block a send. With
- * a CTS in hand, a small send also goes into the ring (one write instead of two).
+ * memory, and one larger than that receive fails on both sides, as on every provider. A send
+ * goes eagerly only while no earlier send of its tag waits for a CTS and nothing waits in the
+ * backlog (it must not overtake them); with no free ring slot it simply takes the rendezvous
+ * path, so messages no receive matches yet never block a send. With a CTS in hand, a small send
+ * also goes into the ring (one write instead of two).
  *
  * <p><b>One-sided</b>: writes and reads go straight to the peer's registered memory. A write with
  * an immediate also ends with a write-with-immediate on every QP, the one on QP 0 putting the
@@ -316,7 +317,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         requests.eagerIndex[s] = early;
         if (early < 0) {
             requests.unclaimed[s] = true;
-            pruneStale(unclaimedReceives);
+            pruneClaimedReceives();
             unclaimedReceives.add(requests.id(s));
         }
         ctsToWrite.add(requests.id(s));
@@ -405,10 +406,10 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 throw completionFailure("a receive on", q, i);
             }
             repostDue[q]++;
-            PathTrace.event(PathTrace.CQE_RECV, wcs.immData(i));
             if (!wcs.hasImmData(i)) {
                 throw protocol("a message without immediate arrived on QP " + q);
             }
+            PathTrace.event(PathTrace.CQE_RECV, wcs.immData(i));
             onImmediate(wcs.immData(i));
         } else {
             int q = SendQueue.qpIndexOf(wrId);
@@ -464,8 +465,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             case Immediate.ERROR -> {
                 int s = receiveSlot(imm);
                 requests.unclaimed[s] = false;
-                requests.fail(s, new TransportException(peer, requests.describe(s) + " failed: the matching isend of peer "
-                        + peer + " has " + transport.mailboxValue(s) + " bytes, more than this receive offered"));
+                failTooSmall(s, transport.mailboxValue(s));
             }
             case Immediate.USER -> {
                 ringSeen[Immediate.ringIndex(imm) % RECV_DEPTH]++;
@@ -474,6 +474,12 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             case Immediate.EAGER -> onEager(Immediate.ringIndex(imm));
             default -> throw protocol("unknown immediate 0x" + Integer.toHexString(imm));
         }
+    }
+
+    /** Fails receive {@code s}: the matching isend has {@code sent} bytes, more than it offered. */
+    private void failTooSmall(int s, long sent) {
+        requests.fail(s, new TransportException(peer, requests.describe(s) + " failed: the matching isend of peer "
+                + peer + " has " + sent + " bytes, more than this receive offered"));
     }
 
     private int receiveSlot(int imm) {
@@ -670,8 +676,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         long at = layout.eagerSlot(layout.eagerIn, index);
         long length = EagerHeader.length(control, at);
         if (length > requests.length[s]) {
-            requests.fail(s, new TransportException(peer, requests.describe(s) + " failed: the matching isend of peer "
-                    + peer + " has " + length + " bytes, more than this receive offered"));
+            failTooSmall(s, length);
         } else {
             MemorySegment.copy(control, at + EagerHeader.BYTES, requests.buffer[s].segment(), requests.offset[s], length);
             requests.complete(s, length);
@@ -709,13 +714,13 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     /** Drops ids at the head that are no longer unclaimed receives, so the list stays as short as what is open. */
-    private void pruneStale(LongRing ids) {
-        while (!ids.isEmpty()) {
-            int s = requests.pendingSlot(ids.peek(0));
+    private void pruneClaimedReceives() {
+        while (!unclaimedReceives.isEmpty()) {
+            int s = requests.pendingSlot(unclaimedReceives.peek(0));
             if (s >= 0 && requests.unclaimed[s]) {
                 return;
             }
-            ids.poll();
+            unclaimedReceives.poll();
         }
     }
 

@@ -145,7 +145,7 @@ class VerbsProtocolTest {
             long[][] areas = {
                 {l.ctsIn, (long) l.ctsDepth * CtsEntry.BYTES}, {l.creditsIn, l.creditsBytes()}, {l.immIn, l.ringSize * 8L},
                 {l.ctsOut, (long) l.ctsDepth * CtsEntry.BYTES}, {l.creditsOut, l.creditsBytes()}, {l.immOut, l.ringSize * 8L},
-                {l.eagerIn, l.eagerSlots * l.eagerStride()}, {l.eagerOut, l.eagerSlots * l.eagerStride()},
+                {l.eagerIn, l.eagerSlots * l.eagerStride}, {l.eagerOut, l.eagerSlots * l.eagerStride},
                 {l.keepalive, 64},
             };
             for (int i = 0; i < areas.length; i++) {
@@ -157,9 +157,9 @@ class VerbsProtocolTest {
                 }
             }
             assertEquals(l.immIn + 8 * 3, l.immSlot(l.immIn, l.ringSize + 3L));
-            assertEquals(l.eagerOut + 2 * l.eagerStride(), l.eagerSlot(l.eagerOut, l.eagerSlots + 2L));
-            assertEquals(0, l.eagerStride() % 64, "eager slots are cache-line aligned");
-            assertTrue(l.eagerStride() >= EagerHeader.BYTES + l.eagerBytes, "an eager slot holds its header and payload");
+            assertEquals(l.eagerOut + 2 * l.eagerStride, l.eagerSlot(l.eagerOut, l.eagerSlots + 2L));
+            assertEquals(0, l.eagerStride % 64, "eager slots are cache-line aligned");
+            assertTrue(l.eagerStride >= EagerHeader.BYTES + l.eagerBytes, "an eager slot holds its header and payload");
         }
     }
 
