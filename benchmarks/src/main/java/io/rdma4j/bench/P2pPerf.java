@@ -45,6 +45,8 @@ public final class P2pPerf {
     /** Ping-pongs per JIT warm-up round (--jit-warmup), and the most rounds before measuring anyway. */
     private static final int WARMUP_ROUND_CALLS = 2000;
     private static final int MAX_WARMUP_ROUNDS = 50;
+    /** The largest latency size the warm-up ping-pongs at (larger ones take the bandwidth window's path). */
+    private static final long WARMUP_MAX_BYTES = 8192;
     /** Message size of the warm-up's bandwidth window: the code path of every larger size too. */
     private static final long WARMUP_BANDWIDTH_BYTES = 64 << 10;
 
@@ -219,8 +221,12 @@ public final class P2pPerf {
         }
         int rounds;
         try (RegisteredBuffer flags = t.allocate(16)) {
+            List<Long> sizes = warmUpSizes();
+            int each = Math.max(1, jitWarmup / sizes.size());
             rounds = JitWarmup.untilQuietTogether(() -> {
-                latency(t, c, buf, Math.min(8, maxBytes), jitWarmup, 0, timeout);
+                for (long bytes : sizes) {
+                    latency(t, c, buf, bytes, each, 0, timeout);
+                }
                 if (bandwidth) {
                     bandwidth(t, c, buf, ack, reqs, Math.min(WARMUP_BANDWIDTH_BYTES, maxBytes), 1, 0, timeout);
                 }
@@ -232,6 +238,26 @@ public final class P2pPerf {
             err.println(TOOL + ": the JIT was still busy after " + rounds + " warm-up rounds; the first sizes may "
                     + "include compilation");
         }
+    }
+
+    /**
+     * The latency sizes the warm-up ping-pongs at: every timed one up to {@link #WARMUP_MAX_BYTES}.
+     * One size would leave the copy branches of the others unprofiled (the JDK copies a segment
+     * of 64 bytes or more natively and a smaller one in a Java loop), and the first size to take
+     * such a branch deoptimized the send/receive path and was timed while C2 compiled it again:
+     * 64 B took 5-6 us on shm where 8 B and 512 B took 0.8-0.9.
+     */
+    private List<Long> warmUpSizes() {
+        List<Long> sizes = new ArrayList<>();
+        for (long bytes : ByteSizes.series(minBytes, maxBytes, factor, 0)) {
+            if (bytes <= WARMUP_MAX_BYTES) {
+                sizes.add(bytes);
+            }
+        }
+        if (sizes.isEmpty()) {
+            sizes.add(Math.min(8, maxBytes));
+        }
+        return sizes;
     }
 
     /** Tells the peer whether this side was busy and returns whether either side was. */

@@ -1,5 +1,7 @@
 package io.rdma4j.collectives;
 
+import io.rdma4j.transport.TransportConfig.Provider;
+
 import java.time.Duration;
 import java.util.Map;
 
@@ -10,8 +12,9 @@ import java.util.Map;
  * <tr><td>RDMA4J_ALGO</td><td>force an allreduce algorithm: ring, tree, rhd, twohop, shm
  *     (an algorithm that cannot run on the group falls back to the policy's choice)</td></tr>
  * <tr><td>RDMA4J_TIMEOUT_MS</td><td>no-progress timeout of every collective (default 300000)</td></tr>
- * <tr><td>RDMA4J_CHUNK_BYTES</td><td>pipeline chunk size (default 262144)</td></tr>
- * <tr><td>RDMA4J_WINDOW</td><td>chunks in flight per pipeline (default 4)</td></tr>
+ * <tr><td>RDMA4J_CHUNK_BYTES</td><td>pipeline chunk size (default: the transport's, see
+ *     {@link #forTransport})</td></tr>
+ * <tr><td>RDMA4J_WINDOW</td><td>chunks in flight per pipeline (default: the transport's)</td></tr>
  * <tr><td>RDMA4J_CHANNELS</td><td>independent rings for large allreduces (default 1)</td></tr>
  * </table>
  */
@@ -19,15 +22,27 @@ public record CollectiveOptions(Duration timeout, int chunkBytes, int window, in
                                 Duration stallCheck) {
 
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+    /** {@link #chunkBytes()} or {@link #window()} left to the transport: see {@link #forTransport}. */
+    public static final int TRANSPORT_DEFAULT = 0;
+    /** The pipeline shape on shared memory and TCP. */
+    public static final int CHUNK_BYTES = 256 * 1024, WINDOW = 4;
+    /**
+     * The pipeline shape on verbs, as NCCL's over InfiniBand (8 steps of 512 KiB). Of six shapes
+     * from 64 KiB x 16 to 512 KiB x 8, measured with a 2-rank allreduce on Soft-RoCE, three passes
+     * taking turns in one boot, it had the lowest mean time at 1 and 4 MiB and the second lowest
+     * at 256 KiB, and beat 256 KiB x 4 at 256 KiB and 1 MiB in every pass; docs/verbs-path.md has
+     * the numbers and how to measure again.
+     */
+    public static final int VERBS_CHUNK_BYTES = 512 * 1024, VERBS_WINDOW = 8;
 
     public CollectiveOptions {
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
-        if (chunkBytes < 64 || (chunkBytes & 7) != 0) {
+        if (chunkBytes != TRANSPORT_DEFAULT && (chunkBytes < 64 || (chunkBytes & 7) != 0)) {
             throw new IllegalArgumentException("chunk bytes must be a multiple of 8, >= 64: " + chunkBytes);
         }
-        if (window < 1 || window > 64) {
+        if (window != TRANSPORT_DEFAULT && (window < 1 || window > 64)) {
             throw new IllegalArgumentException("window must be 1..64: " + window);
         }
         if (channels < 1 || channels > 16) {
@@ -38,8 +53,25 @@ public record CollectiveOptions(Duration timeout, int chunkBytes, int window, in
         }
     }
 
+    /** The defaults: chunk size and window are the transport's ({@link #forTransport}). */
     public static CollectiveOptions defaults() {
-        return new CollectiveOptions(DEFAULT_TIMEOUT, 256 * 1024, 4, 1, null, Duration.ofMillis(200));
+        return new CollectiveOptions(DEFAULT_TIMEOUT, TRANSPORT_DEFAULT, TRANSPORT_DEFAULT, 1, null,
+                Duration.ofMillis(200));
+    }
+
+    /**
+     * These options with the chunk size and window they leave to the transport filled in for
+     * {@code provider} (a {@link io.rdma4j.transport.Transport#provider()} name; one that names no
+     * {@link Provider}, e.g. of a transport of the application's own, gets the shared-memory and
+     * TCP shape): {@link #VERBS_CHUNK_BYTES} x {@link #VERBS_WINDOW} on verbs, where every
+     * chunk is a rendezvous and a deeper pipeline keeps the NIC busy across the handshakes,
+     * {@link #CHUNK_BYTES} x {@link #WINDOW} elsewhere. Values set explicitly stay.
+     */
+    public CollectiveOptions forTransport(String provider) {
+        boolean verbs = Provider.VERBS.name().equalsIgnoreCase(provider);
+        int c = chunkBytes != TRANSPORT_DEFAULT ? chunkBytes : verbs ? VERBS_CHUNK_BYTES : CHUNK_BYTES;
+        int w = window != TRANSPORT_DEFAULT ? window : verbs ? VERBS_WINDOW : WINDOW;
+        return new CollectiveOptions(timeout, c, w, channels, algorithm, stallCheck);
     }
 
     /** Defaults overridden by the RDMA4J_* variables present in {@code env}. */

@@ -304,7 +304,8 @@ public final class Communicator implements AutoCloseable {
                         }
                     }
                 }
-                Engine engine = new Engine(opts, new FaultBoard(store), tc.newIdleStrategy(topo.localSize(rank)),
+                Engine engine = new Engine(opts.forTransport(t.provider()),
+                        new FaultBoard(store), tc.newIdleStrategy(topo.localSize(rank)),
                         IdleStrategy.oversubscribed(topo.localSize(rank)));
                 Shared sh = new Shared(engine, t, store, local, topo, h, ownsTransport, ownsStore, ownsLocal, policy);
                 int[] ranks = new int[size];

@@ -77,6 +77,25 @@ class AlgorithmPolicyTest {
     }
 
     @Test
+    void theTransportChoosesChunkAndWindowThatTheOptionsLeaveOpen() {
+        CollectiveOptions d = CollectiveOptions.defaults();
+        assertEquals(CollectiveOptions.TRANSPORT_DEFAULT, d.chunkBytes());
+        assertEquals(CollectiveOptions.TRANSPORT_DEFAULT, d.window());
+        CollectiveOptions verbs = d.forTransport("verbs");
+        assertEquals(512 * 1024, verbs.chunkBytes());
+        assertEquals(8, verbs.window());
+        CollectiveOptions shm = d.forTransport("shm");
+        assertEquals(256 * 1024, shm.chunkBytes());
+        assertEquals(4, shm.window());
+        assertEquals(shm, d.forTransport("tcp"));
+        assertEquals(shm, d.forTransport("an application's own"));
+        CollectiveOptions set = CollectiveOptions.fromEnv(Map.of("RDMA4J_CHUNK_BYTES", "8192")).forTransport("verbs");
+        assertEquals(8192, set.chunkBytes());
+        assertEquals(8, set.window());
+        assertEquals(3, d.withWindow(3).forTransport("verbs").window());
+    }
+
+    @Test
     void topologyGroupsRanksByHost() {
         Topology t = new Topology(new String[] {"a", "b", "a", "b", "c", "c"});
         assertEquals(3, t.hosts());

@@ -77,12 +77,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     static final int RECV_DEPTH = 128;
     /**
      * Slots of each side's eager ring, and the largest isend that travels eagerly (see the class
-     * comment): 8 KiB holds a collective's small-vector message (a 32-byte descriptor and up to
-     * 8 KiB - 32 of payload), and 32 slots make a credit report (due once a quarter is freed) one
-     * packet per 8 messages; 2 x 32 x 8 KiB = 528 KiB of registered memory per connection.
+     * comment): 16 KiB + 64 B holds a collective's small-vector message whole (a 32-byte
+     * descriptor and up to 16 KiB of payload, the bound of the collectives' one-exchange
+     * recursive doubling), so none of them waits for a rendezvous; 32 slots make a credit report
+     * (due once a quarter is freed) one packet per 8 messages; 2 x 32 x 16.1 KiB = 1 MiB of
+     * registered memory per connection.
      */
     static final int EAGER_SLOTS = 32;
-    static final int EAGER_BYTES = 8192;
+    static final int EAGER_BYTES = 16 * 1024 + 64;
     private static final long KEEPALIVE_NANOS = 1_000_000_000L;
     private static final long DRAIN_NANOS = 2_000_000_000L;
     /** How often the peer's {@link Liveness} socket is read: a system call, so not on every pass. */
