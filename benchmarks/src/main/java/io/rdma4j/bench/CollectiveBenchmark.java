@@ -187,10 +187,6 @@ public final class CollectiveBenchmark {
     }
 
     /**
-     * Sleeps until this JVM's JIT has compiled nothing for {@link #JIT_IDLE_MILLIS} (at most
-     * {@link #JIT_IDLE_MAX_MILLIS}): sleeping, the ranks leave the cores to the compiler threads.
-     */
-    /**
      * Rounds of the small sizes until one passed in which no rank's JIT compiled anything (the
      * warm-up of p2p-perf and verbs-perf): a count that compiles everything on a host leaves a
      * JVM in an emulated guest, whose compilers run many times slower, timing interpreted and
@@ -234,6 +230,10 @@ public final class CollectiveBenchmark {
         }
     }
 
+    /**
+     * Sleeps until this JVM's JIT has compiled nothing for {@link #JIT_IDLE_MILLIS} (at most
+     * {@link #JIT_IDLE_MAX_MILLIS}): sleeping, the ranks leave the cores to the compiler threads.
+     */
     private static void awaitJitIdle() {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
