@@ -32,6 +32,12 @@ final class RequestTable extends RequestSlots {
     final boolean[] unclaimed;
     /** RECV: the eager-ring index of the message it takes once its CTS is written, -1 if none. */
     final long[] eagerIndex;
+    /**
+     * RECV: its CTS is written (into a batch or an eager header). Until then a message it takes
+     * waits in {@link #eagerIndex}: the CTS completes the peer's send, so the receive must not
+     * complete (and its slot be reused) before the CTS is out.
+     */
+    final boolean[] ctsWritten;
 
     RequestTable(int capacity) {
         super(checked(capacity));
@@ -49,6 +55,7 @@ final class RequestTable extends RequestSlots {
         eagerSend = new boolean[capacity];
         unclaimed = new boolean[capacity];
         eagerIndex = new long[capacity];
+        ctsWritten = new boolean[capacity];
     }
 
     private static int checked(int capacity) {
@@ -70,6 +77,7 @@ final class RequestTable extends RequestSlots {
         eagerSend[s] = false;
         unclaimed[s] = false;
         eagerIndex[s] = -1;
+        ctsWritten[s] = false;
         return s;
     }
 

@@ -108,7 +108,7 @@ final class SendQueue implements AutoCloseable {
         } else if (mark >= 0) {
             unsignalledMark = true;
         }
-        if (length > 0 && length <= inlineMax && op != SendOpcode.RDMA_READ) {
+        if (op != SendOpcode.RDMA_READ && inlines(length)) {
             flags |= SendFlags.INLINE;
         }
         int w = batch.add(wrId(sequence), op, flags);
@@ -120,6 +120,14 @@ final class SendQueue implements AutoCloseable {
             batch.setImmediate(w, immediate);
         }
         marks[(int) (sequence % marks.length)] = mark;
+    }
+
+    /**
+     * Whether a write of {@code length} bytes goes inline: its bytes are copied into the work
+     * request when it is added, so later changes to its source do not travel.
+     */
+    boolean inlines(long length) {
+        return length > 0 && length <= inlineMax;
     }
 
     /** Posts the batch with one doorbell. The work requests count as posted even if post_send failed. */

@@ -52,6 +52,13 @@ import java.util.Arrays;
  * path, so messages no receive matches yet never block a send. With a CTS in hand, a small send
  * also goes into the ring (one write instead of two).
  *
+ * <p><b>A CTS rides in an eager message</b> that waits in QP 0's batch with it: the CTS goes into
+ * the eager header ({@link EagerHeader}) instead of a write of its own, and its receiver copies
+ * it into its fifo. So a ping-pong or a collective's exchange (an irecv and an isend to the same
+ * peer, then a flush, in either order) posts one work request per side instead of two, one packet
+ * where perftest's exchange sends one too. That is why {@code irecv} only queues its CTS: it is
+ * written at the next flush or progress pass, or carried by an eager isend before that.
+ *
  * <p><b>One-sided</b>: writes and reads go straight to the peer's registered memory. A write with
  * an immediate also ends with a write-with-immediate on every QP, the one on QP 0 putting the
  * 32-bit value into the peer's immediate ring; the peer delivers values in ring order once every
@@ -128,6 +135,13 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     private int ctsCount;
     private long ctsConsumed;
     private final LongRing ctsToWrite = new LongRing(64);
+    /**
+     * The staging slot of the last eager message, while its write waits in QP 0's batch (no
+     * doorbell since: {@link #openEagerDoorbell}) carrying no CTS; -1 if none. Its bytes are
+     * read by the NIC only after the doorbell, so a CTS may still be put into its header.
+     */
+    private long openEager = -1;
+    private long openEagerDoorbell;
     private final LongRing backlog = new LongRing(64);
     private int rotation;
 
@@ -323,7 +337,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             unclaimedReceives.add(requests.id(s));
         }
         ctsToWrite.add(requests.id(s));
-        writeCts();
+        if (openEagerSlot() >= 0) {
+            writeCts();
+        }
     }
 
     /** A write, read or matched send: issued now if resources allow, else after those queued before it. */
@@ -342,7 +358,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
 
     // ---- Progress.
 
-    /** Completions, CTS entries, credits, backlog, keepalive, then one doorbell per QP. */
+    /** Completions, CTS entries, credits, backlog, keepalive, then our CTS entries and one doorbell per QP. */
     int progress() {
         if (failure != null) {
             return 0;
@@ -351,10 +367,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         checkLiveness();
         work += consumeCts();
         credits.observe(control, layout.creditsIn);
-        work += writeCts();
         work += issueBacklog();
         keepalive();
-        flushAll();
+        work += flushAll();
         return work;
     }
 
@@ -644,6 +659,23 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 peerControl + layout.eagerSlot(layout.eagerIn, k), peerControlRkey, Immediate.eager(k), s, false);
         requests.partsLeft[s] = events;
         requests.exposed[s] = true; // a completion will name its slot
+        if (sends[0].inlines(EagerHeader.BYTES + length)) {
+            openEager = -1;
+        } else {
+            openEager = staged;
+            openEagerDoorbell = sends[0].doorbells();
+            if (!ctsToWrite.isEmpty()) {
+                writeCts();
+            }
+        }
+    }
+
+    /** {@link #openEager} if that message is still unposted, else -1. */
+    private long openEagerSlot() {
+        if (openEager >= 0 && sends[0].doorbells() != openEagerDoorbell) {
+            openEager = -1;
+        }
+        return openEager;
     }
 
     /** A matched send that fits goes eagerly: one write instead of data plus size. */
@@ -664,13 +696,33 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
 
     /** An eager message arrived in ring slot {@code index}: to the oldest unclaimed receive of its tag, else kept. */
     private void onEager(long index) {
-        int tag = EagerHeader.tag(control, layout.eagerSlot(layout.eagerIn, index));
+        long at = layout.eagerSlot(layout.eagerIn, index);
+        takeCarriedCts(at);
+        int tag = EagerHeader.tag(control, at);
         int s = takeUnclaimedReceive(tag);
-        if (s >= 0) {
+        if (s < 0) {
+            unexpected.add(index);
+        } else if (requests.ctsWritten[s]) {
             deliverEager(s, index);
         } else {
-            unexpected.add(index);
+            requests.eagerIndex[s] = index; // taken once its CTS is written
         }
+    }
+
+    /**
+     * Puts the CTS entry that the eager message at {@code at} carries (if any) into the fifo slot
+     * the peer would have written it to; {@link #consumeCts} takes it from there in order.
+     */
+    private void takeCarriedCts(long at) {
+        long sequence = EagerHeader.ctsSequence(control, at);
+        if (sequence == 0) {
+            return;
+        }
+        if (sequence <= ctsConsumed || sequence > ctsConsumed + layout.ctsDepth) {
+            throw protocol("an eager message carried CTS " + sequence + " while " + ctsConsumed
+                    + " were consumed and the fifo holds " + layout.ctsDepth);
+        }
+        MemorySegment.copy(control, at + EagerHeader.CTS, control, layout.ctsEntry(layout.ctsIn, sequence - 1), CtsEntry.BYTES);
     }
 
     /** Receive {@code s} takes the eager message in ring slot {@code index} (or fails if it is too small); the slot is freed. */
@@ -726,7 +778,11 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         }
     }
 
-    /** Writes queued CTS entries into the peer's fifo while its window and QP 0 have room. */
+    /**
+     * Writes queued CTS entries into the peer's fifo while its window has room: the first into
+     * the header of an unposted eager message if there is one, the others with a write each
+     * while QP 0 has room.
+     */
     private int writeCts() {
         int n = 0;
         while (!ctsToWrite.isEmpty()) {
@@ -735,18 +791,24 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 ctsToWrite.poll();
                 continue;
             }
-            if (!credits.ctsWindowOpen() || sends[0].free() < 1) {
+            long carrier = openEagerSlot();
+            if (!credits.ctsWindowOpen() || (carrier < 0 && sends[0].free() < 1)) {
                 return n;
             }
             ctsToWrite.poll();
             long k = credits.takeCts();
             PathTrace.event(PathTrace.CTS_OUT, k);
-            long staged = layout.ctsEntry(layout.ctsOut, k);
+            long staged = carrier >= 0 ? carrier + EagerHeader.CTS : layout.ctsEntry(layout.ctsOut, k);
             VerbsBuffer b = requests.buffer[s];
             CtsEntry.write(control, staged, k + 1, b.address() + requests.offset[s], requests.length[s], b.rkey,
                     requests.tag[s], s, requests.generation[s]);
-            sends[0].add(SendOpcode.RDMA_WRITE, controlAddress + staged, CtsEntry.BYTES, controlMr.lkey(),
-                    peerControl + layout.ctsEntry(layout.ctsIn, k), peerControlRkey, 0, -1, false);
+            requests.ctsWritten[s] = true;
+            if (carrier >= 0) {
+                openEager = -1;
+            } else {
+                sends[0].add(SendOpcode.RDMA_WRITE, controlAddress + staged, CtsEntry.BYTES, controlMr.lkey(),
+                        peerControl + layout.ctsEntry(layout.ctsIn, k), peerControlRkey, 0, -1, false);
+            }
             if (requests.eagerIndex[s] >= 0) {
                 deliverEager(s, requests.eagerIndex[s]); // its CTS completes the peer's eager isend
             }
@@ -911,11 +973,12 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         }
     }
 
-    /** Re-posts consumed receives, reports credits, and rings each QP's doorbell once. */
-    void flushAll() {
+    /** Writes queued CTS entries, re-posts consumed receives, reports credits, and rings each QP's doorbell once. */
+    int flushAll() {
         if (failure != null) {
-            return;
+            return 0;
         }
+        int work = writeCts();
         for (int q = 0; q < qps; q++) {
             if (repostDue[q] > 0) {
                 int n = repostDue[q];
@@ -934,6 +997,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         for (SendQueue sq : sends) {
             sq.flush();
         }
+        return work;
     }
 
     private void postReceives(int q, int n) {

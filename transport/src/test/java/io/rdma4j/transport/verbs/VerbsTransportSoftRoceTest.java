@@ -260,6 +260,53 @@ class VerbsTransportSoftRoceTest {
     }
 
     /**
+     * An irecv and an eager isend to the same peer, flushed together, post one work request: the
+     * receive's CTS rides in the eager message's header, in either order of the two calls. Rank
+     * 0 sends first, rank 1 receives first; every message arrives whole and every send completes
+     * (which needs the carried CTS). Without the carrying each exchange would post two work
+     * requests per side; credit reports add one per 8 messages or so.
+     */
+    @Test
+    void aClearToSendRidesInTheEagerMessageFlushedWithIt() throws Exception {
+        int rounds = 32;
+        int bytes = 200;
+        try (LocalGroup g = group(b -> b)) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                VerbsConnection vc = connection(t, 1 - rank);
+                try (RegisteredBuffer out = t.allocate(bytes); RegisteredBuffer in = t.allocate(bytes)) {
+                    exchange(t, c, out, in, rank, -1, bytes); // connection set up, first credits seen
+                    long posted = vc.workRequestsPosted(0);
+                    for (int i = 0; i < rounds; i++) {
+                        exchange(t, c, out, in, rank, i, bytes);
+                    }
+                    long postedInRounds = vc.workRequestsPosted(0) - posted;
+                    assertTrue(postedInRounds <= rounds + rounds / 4, "rank " + rank + " posted " + postedInRounds
+                            + " work requests for " + rounds + " exchanges of an irecv and an eager isend");
+                }
+            });
+        }
+    }
+
+    private static void exchange(Transport t, Connection c, RegisteredBuffer out, RegisteredBuffer in, int rank, int round,
+                                 int bytes) {
+        fill(out.segment(), 0, bytes, 2 * round + rank);
+        long send;
+        long recv;
+        if (rank == 0) {
+            send = c.isend(out, 0, bytes, 3);
+            recv = c.irecv(in, 0, bytes, 3);
+        } else {
+            recv = c.irecv(in, 0, bytes, 3);
+            send = c.isend(out, 0, bytes, 3);
+        }
+        c.flush();
+        assertEquals(bytes, t.await(send, WAIT), "round " + round);
+        assertEquals(bytes, t.await(recv, WAIT), "round " + round);
+        check(in.segment(), 0, bytes, 2 * round + 1 - rank);
+    }
+
+    /**
      * The receiver's application never calls its transport; only its progress thread re-posts
      * receives and returns credits. More writes-with-immediate than one round of credits complete.
      */
