@@ -9,6 +9,7 @@ import io.rdma4j.collectives.Communicator;
 import io.rdma4j.collectives.DataType;
 import io.rdma4j.collectives.ReduceOp;
 import io.rdma4j.collectives.reduce.Simd;
+import io.rdma4j.transport.bootstrap.Store;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -18,6 +19,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 
@@ -25,7 +28,9 @@ import java.util.Locale;
  * The measurement loop shared by every collective, as nccl-tests runs it on each rank: per size
  * and placement, an untimed checked run (with {@code -c 1}; it also warms up), warm-ups, a
  * barrier, then {@code -n} back-to-back calls timed together; the per-iteration time is
- * averaged over the ranks and the wrong-element counts are summed. With {@code --repeats R}
+ * averaged over the ranks. Each rank counts its wrong elements against the values it derives
+ * itself ({@link TestPattern}), and rank 0 sums the counts it reads from the bootstrap store,
+ * not through the collectives under test. With {@code --repeats R}
  * the timed block runs R times and the best rank-averaged time counts (robust against a
  * shared machine's scheduling hiccups; nccl-tests' behaviour is R = 1). Rank 0 prints.
  */
@@ -41,15 +46,24 @@ public final class CollectiveBenchmark {
     private static final int QUIET_ROUND_CALLS = 256;
     private static final int MAX_QUIET_ROUNDS = 50;
 
+    /** How long rank 0 waits for another rank's wrong-element count. */
+    private static final Duration COUNT_WAIT = Duration.ofMinutes(5);
+
     private final Communicator comm;
+    private final Store store;
     private final PerfOptions o;
     private final BenchCollective coll;
     private final String tool;
     private final PrintStream out;
     private final PrintStream err;
 
-    public CollectiveBenchmark(Communicator comm, PerfOptions options, String tool, PrintStream out, PrintStream err) {
+    private int countsPublished;
+
+    /** @param store the job's bootstrap store, through which the ranks' wrong-element counts reach rank 0 */
+    public CollectiveBenchmark(Communicator comm, Store store, PerfOptions options, String tool, PrintStream out,
+                               PrintStream err) {
         this.comm = comm;
+        this.store = store;
         this.o = options;
         this.coll = options.collective;
         this.tool = tool;
@@ -57,7 +71,7 @@ public final class CollectiveBenchmark {
         this.err = err;
     }
 
-    /** Runs every size; returns the number of wrong elements over all ranks (the same on every rank; 0 unchecked). */
+    /** Runs every size; returns the number of wrong elements: on rank 0 over all ranks, elsewhere this rank's (0 unchecked). */
     public long run() {
         int n = comm.size();
         int rank = comm.rank();
@@ -180,10 +194,25 @@ public final class CollectiveBenchmark {
             warmUntilQuiet(sizes, sendBuf, recvBuf, stats);
             comm.barrier();
         }
-        stats.set(F64, 0, 0);
-        stats.set(F64, 8, wrong);
-        comm.allReduce(stats, stats, 2, DataType.F64, ReduceOp.SUM);
-        return (long) stats.get(F64, 8);
+        return o.check ? wrongOnEveryRank(wrong) : 0;
+    }
+
+    /**
+     * Publishes this rank's wrong-element count of the current check under its own key in the
+     * bootstrap store; rank 0 returns the sum of every rank's count, the others their own. The
+     * counts do not travel through the collectives they judge.
+     */
+    private long wrongOnEveryRank(long mine) {
+        String key = "bench/" + tool + "/wrong/" + countsPublished++ + "/";
+        store.set(key + comm.rank(), Long.toString(mine).getBytes(StandardCharsets.US_ASCII));
+        if (comm.rank() != 0) {
+            return mine;
+        }
+        long total = 0;
+        for (int r = 0; r < comm.size(); r++) {
+            total += Long.parseLong(new String(store.get(key + r, COUNT_WAIT), StandardCharsets.US_ASCII));
+        }
+        return total;
     }
 
     /**
@@ -287,14 +316,15 @@ public final class CollectiveBenchmark {
             }
             double seconds = (System.nanoTime() - t0) / 1e9 / iters;
             // nccl-tests' default: the time averaged over the ranks (the same on every rank
-            // afterwards, so every rank keeps the same best); wrong elements summed
+            // afterwards, so every rank keeps the same best). Two doubles, the shape the JIT
+            // warm-up's agreement call has too (warmUntilQuiet); the second is unused.
             stats.set(F64, 0, seconds);
-            stats.set(F64, 8, Math.max(0, wrong));
+            stats.set(F64, 8, 0);
             comm.allReduce(stats, stats, 2, DataType.F64, ReduceOp.SUM);
             best = Math.min(best, stats.get(F64, 0));
         }
         int n = comm.size();
-        long totalWrong = wrong == Measurement.NOT_CHECKED ? wrong : (long) stats.get(F64, 8);
+        long totalWrong = wrong == Measurement.NOT_CHECKED ? wrong : wrongOnEveryRank(wrong);
         return Measurement.of(best / n, coll.algBytes(count, type.byteSize(), n), coll.busFactor(n),
                 totalWrong, iters);
     }

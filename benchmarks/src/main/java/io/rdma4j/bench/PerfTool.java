@@ -5,6 +5,7 @@ import io.rdma4j.bench.launch.ExitStatus;
 import io.rdma4j.bench.launch.LocalJob;
 import io.rdma4j.collectives.Communicator;
 import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.bootstrap.Store;
 
 import java.io.PrintStream;
 import java.util.HashMap;
@@ -71,15 +72,32 @@ final class PerfTool {
     }
 
     private int runRank(PerfOptions o, Map<String, String> env, PrintStream out, PrintStream err) {
+        Store store;
         Communicator comm;
         try {
-            comm = Communicator.fromEnvironment(env);
+            store = Communicator.bootstrapStore(env);
         } catch (RuntimeException e) {
-            err.println(tool + ": rank " + env.getOrDefault("RANK", "?") + " could not join the job: " + describe(e));
+            err.println(tool + ": rank " + env.getOrDefault("RANK", "?") + " could not reach the job's store: " + describe(e));
             return ExitStatus.FAILED;
         }
+        try (store) {
+            try {
+                comm = Communicator.fromEnvironment(env, store);
+            } catch (RuntimeException e) {
+                err.println(tool + ": rank " + env.getOrDefault("RANK", "?") + " could not join the job: " + describe(e));
+                return ExitStatus.FAILED;
+            }
+            return benchmark(comm, store, o, tool, out, err);
+        }
+    }
+
+    /**
+     * Runs the benchmark as one rank of {@code comm} (closed or aborted here) and returns the
+     * rank's exit status: wrong results on a rank that found some, and on rank 0 if any rank did.
+     */
+    static int benchmark(Communicator comm, Store store, PerfOptions o, String tool, PrintStream out, PrintStream err) {
         try {
-            long wrong = new CollectiveBenchmark(comm, o, tool, out, err).run();
+            long wrong = new CollectiveBenchmark(comm, store, o, tool, out, err).run();
             comm.close();
             return wrong == 0 ? ExitStatus.OK : ExitStatus.WRONG_RESULTS;
         } catch (IllegalArgumentException e) {

@@ -136,25 +136,44 @@ public final class Communicator implements AutoCloseable {
 
     /** A world communicator from {@code env} (see the class description). */
     public static Communicator fromEnvironment(Map<String, String> env) {
-        int rank = EnvContract.rank(env);
-        int size = EnvContract.size(env);
-        TcpStore.Builder sb = TcpStore.builder().fromEnvironment(env);
-        if (env.get(TcpStore.ENV_STORE_SERVER) == null) {
-            sb.hostServer(rank == 0);
-        }
-        Store store = sb.build();
+        Store store = bootstrapStore(env);
         try {
-            Communicator c = builder().rank(rank).size(size).store(store, true)
-                    .transportConfig(TransportConfig.builder().fromEnvironment(env).build())
-                    .options(CollectiveOptions.fromEnv(env))
-                    .hostId(env.get("RDMA4J_HOST_ID"))
-                    .build();
-            EnvContract.checkLocal(env, c.localRank(), c.localSize(), c.topology());
-            return c;
+            return fromEnvironment(env, store, true);
         } catch (RuntimeException | Error e) {
             store.close();
             throw e;
         }
+    }
+
+    /**
+     * A world communicator from {@code env} over {@code store} (from {@link #bootstrapStore}),
+     * which the caller keeps and closes after the communicator: for a program that exchanges data
+     * of its own through the job's store too.
+     */
+    public static Communicator fromEnvironment(Map<String, String> env, Store store) {
+        return fromEnvironment(env, store, false);
+    }
+
+    /**
+     * The bootstrap store that {@code env} describes (see the class description); its server runs
+     * in rank 0 unless {@code RDMA4J_STORE_SERVER} names the ranks that host one.
+     */
+    public static Store bootstrapStore(Map<String, String> env) {
+        TcpStore.Builder sb = TcpStore.builder().fromEnvironment(env);
+        if (env.get(TcpStore.ENV_STORE_SERVER) == null) {
+            sb.hostServer(EnvContract.rank(env) == 0);
+        }
+        return sb.build();
+    }
+
+    private static Communicator fromEnvironment(Map<String, String> env, Store store, boolean ownsStore) {
+        Communicator c = builder().rank(EnvContract.rank(env)).size(EnvContract.size(env)).store(store, ownsStore)
+                .transportConfig(TransportConfig.builder().fromEnvironment(env).build())
+                .options(CollectiveOptions.fromEnv(env))
+                .hostId(env.get("RDMA4J_HOST_ID"))
+                .build();
+        EnvContract.checkLocal(env, c.localRank(), c.localSize(), c.topology());
+        return c;
     }
 
     public static Builder builder() {

@@ -7,13 +7,17 @@ import io.rdma4j.collectives.ReduceOp;
  * The data each rank contributes and the result a collective must produce, as nccl-tests'
  * check does: inputs are small integers chosen per operator so that every intermediate result
  * is exact in every data type (bf16 included, up to 40 ranks), the output varies with the
- * element index (a misplaced chunk is caught) and with every rank's contribution (a missing
- * one is caught). The reference is computed here in double/long arithmetic, independently of
+ * element index (a misplaced chunk is caught) and with every rank's identity: for any two ranks
+ * r and s some element's result changes when s's contribution is missing, or is replaced by
+ * r's (a swapped or duplicated block is caught too). For sum and product that identity is the
+ * rank's bits, one per element index modulo {@link #RANK_BITS}. The reference is computed here in double/long arithmetic, independently of
  * the library's kernels, and then stored as the data type would store it.
  */
 public final class TestPattern {
     /** Prefilled into outputs so that an element no rank wrote is caught; no input has this value. */
     public static final double SENTINEL = 200;
+    /** Rank bits that sum and product inputs carry: ranks below 2^16 are told apart. */
+    static final int RANK_BITS = 16;
 
     private final DataType type;
     private final ReduceOp op;
@@ -28,18 +32,29 @@ public final class TestPattern {
         return type;
     }
 
+    /** The reduction, or null for data movement. */
+    public ReduceOp op() {
+        return op;
+    }
+
     /** What {@code rank} contributes at element {@code index}. */
     public double input(int rank, long index) {
         if (op == null) {
             return spread(rank, index);
         }
         return switch (op) {
-            // index mod 5 (5 divides no power of two, so chunk shifts show) plus a per-rank term
-            case SUM, AVG -> 1 + index % 5 + (rank & 1);
-            // a 2 where rank and index agree mod 5: the product counts those ranks
-            case PROD -> index % 5 == rank % 5 ? 2 : 1;
+            // index mod 5 (5 divides no power of two, so chunk shifts show) plus one bit of the
+            // rank: at most 6, so 40 ranks sum to 240, exact in bf16
+            case SUM, AVG -> 1 + index % 5 + rankBit(rank, index);
+            // a 2 where the rank has the element's bit and agrees with index / 16 mod 5: at most
+            // 8 of 40 ranks, a product of 256 at most
+            case PROD -> rankBit(rank, index) == 1 && (index / RANK_BITS) % 5 == rank % 5 ? 2 : 1;
             case MIN, MAX -> spread(rank, index);
         };
+    }
+
+    private static int rankBit(int rank, long index) {
+        return (rank >>> (int) (index % RANK_BITS)) & 1;
     }
 
     private static double spread(int rank, long index) {

@@ -36,7 +36,7 @@ class TestPatternTest {
                 TestPattern p = new TestPattern(DataType.F32, op);
                 boolean varies = false;
                 boolean missingRankShows = false;
-                for (long i = 0; i < 10; i++) {
+                for (long i = 0; i < 200; i++) {
                     varies |= p.reduced(n, i) != p.reduced(n, i + 1);
                     missingRankShows |= p.reduced(n, i) != p.reduced(n - 1, i);
                 }
@@ -48,12 +48,68 @@ class TestPatternTest {
         }
     }
 
+    /**
+     * For every pair of ranks r != s, some element of the first 200 changes when s's contribution
+     * is replaced by r's (a duplicated or swapped block), whatever the operator, up to 40 ranks.
+     */
+    @Test
+    void aContributionReplacedByAnotherRanksShows() {
+        for (ReduceOp op : ReduceOp.values()) {
+            for (int n : new int[] {2, 3, 5, 8, 17, 40}) {
+                TestPattern p = new TestPattern(DataType.F64, op);
+                for (int s = 0; s < n; s++) {
+                    for (int r = 0; r < n; r++) {
+                        if (r != s) {
+                            assertTrue(replacementShows(p, n, s, r), op + " on " + n + " ranks: rank " + s
+                                    + "'s data replaced by rank " + r + "'s gives the same result");
+                        }
+                    }
+                }
+            }
+        }
+        // and a data-movement pattern tells every rank's block apart
+        TestPattern raw = new TestPattern(DataType.I32, null);
+        for (int s = 0; s < 40; s++) {
+            for (int r = 0; r < s; r++) {
+                assertNotEquals(raw.input(r, 0), raw.input(s, 0));
+            }
+        }
+    }
+
+    /** Whether the reduction with rank s contributing rank r's inputs differs from the reference somewhere. */
+    private static boolean replacementShows(TestPattern p, int n, int s, int r) {
+        for (long i = 0; i < 200; i++) {
+            double acc = Double.NaN;
+            for (int k = 0; k < n; k++) {
+                double v = p.input(k == s ? r : k, i);
+                acc = Double.isNaN(acc) ? v : combine(p, acc, v);
+            }
+            if (p.op() == ReduceOp.AVG) {
+                acc /= n;
+            }
+            if (!p.matches(acc, p.reduced(n, i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static double combine(TestPattern p, double a, double b) {
+        return switch (p.op()) {
+            case SUM, AVG -> a + b;
+            case PROD -> a * b;
+            case MIN -> Math.min(a, b);
+            case MAX -> Math.max(a, b);
+        };
+    }
+
     @Test
     void integerTypesWrapAndTruncateAsDocumented() {
-        // u8 product of eight 2s (index 0 on ranks 0, 5, 10, ... of 40 -> 2^8) wraps to 0
-        TestPattern u8 = new TestPattern(DataType.U8, ReduceOp.PROD);
-        assertEquals(0, u8.reduced(40, 0));
-        assertEquals(256 & 0xFF, (long) u8.reduced(40, 0));
+        // u8 product at index 0 of 400 ranks: a 2 from each odd multiple of 5 (bit 0 set,
+        // 0 mod 5), forty of them: 2^40 wraps to 0; the sum there, 400 ones plus 200 odd
+        // ranks' bits, wraps to 600 mod 256
+        assertEquals(0, new TestPattern(DataType.U8, ReduceOp.PROD).reduced(400, 0));
+        assertEquals(600 & 0xFF, (long) new TestPattern(DataType.U8, ReduceOp.SUM).reduced(400, 0));
         // avg on integers truncates: index 0 of 3 ranks sums 1 + 2 + 1 = 4 -> 4 / 3 = 1
         assertEquals(1, new TestPattern(DataType.I32, ReduceOp.AVG).reduced(3, 0));
         assertEquals(4.0 / 3, new TestPattern(DataType.F64, ReduceOp.AVG).reduced(3, 0), 1e-15);

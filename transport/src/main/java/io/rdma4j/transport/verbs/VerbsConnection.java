@@ -22,7 +22,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The RC queue pairs to one peer and the protocol over them. Every method runs under the
@@ -192,7 +194,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             createdWcs = new WorkCompletions(32);
             int[] qpns = new int[qps];
             for (int q = 0; q < qps; q++) {
-                QueuePair qp = createQp(device, createdCq, sqDepth, rqDepth);
+                QueuePair qp = createQp(device, createdCq, sqDepth, rqDepth, peer);
                 qp.init(device.rc);
                 sends[q] = new SendQueue(q, qp, transport.config.batchSize(), transport.config.signalInterval());
                 qpns[q] = qp.qpNumber();
@@ -216,28 +218,46 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                     s.close();
                 }
             }
-            closeQuietly(createdCq, createdMr, createdRecvs, createdWcs);
-            controlArena.close();
+            List<Throwable> alsoFailed = new ArrayList<>();
+            closeAll(alsoFailed, createdCq, createdMr, createdRecvs, createdWcs);
+            closeAll(alsoFailed, controlArena::close);
+            alsoFailed.forEach(e::addSuppressed);
             throw e;
         }
     }
 
-    private static QueuePair createQp(VerbsDevice device, CompletionQueue cq, int sqDepth, int rqDepth) {
+    /**
+     * An RC queue pair with {@link #MAX_INLINE} bytes of inline data, or without inline data where
+     * the provider grants none (staged sources work without it); both errors when neither works.
+     */
+    private static QueuePair createQp(VerbsDevice device, CompletionQueue cq, int sqDepth, int rqDepth, int peer) {
         try {
             return device.pd.createQueuePair(QpType.RC, cq, cq, new QpCapabilities(sqDepth, rqDepth, 1, 1, MAX_INLINE));
         } catch (RuntimeException inlineRefused) {
-            // Some providers grant no inline data; staged sources work without it.
-            return device.pd.createQueuePair(QpType.RC, cq, cq, new QpCapabilities(sqDepth, rqDepth, 1, 1, 0));
+            try {
+                QueuePair qp = device.pd.createQueuePair(QpType.RC, cq, cq, new QpCapabilities(sqDepth, rqDepth, 1, 1, 0));
+                LOG.log(Level.INFO, "queue pair to peer " + peer + " created without inline data, refused with "
+                        + MAX_INLINE + " bytes: " + inlineRefused.getMessage());
+                return qp;
+            } catch (RuntimeException failed) {
+                TransportException e = new TransportException(peer, "could not create an RC queue pair to peer " + peer
+                        + " (send queue " + sqDepth + ", receive queue " + rqDepth + "): with " + MAX_INLINE
+                        + " bytes of inline data: " + inlineRefused.getMessage() + "; without inline data: "
+                        + failed.getMessage(), inlineRefused);
+                e.addSuppressed(failed);
+                throw e;
+            }
         }
     }
 
-    private static void closeQuietly(AutoCloseable... resources) {
+    /** Closes every resource, adding what fails to {@code errors} instead of stopping at the first. */
+    private static void closeAll(List<Throwable> errors, AutoCloseable... resources) {
         for (AutoCloseable r : resources) {
             if (r != null) {
                 try {
                     r.close();
-                } catch (Exception ignored) {
-                    // already failing
+                } catch (Exception e) {
+                    errors.add(e);
                 }
             }
         }
@@ -1035,6 +1055,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             return;
         }
         released = true;
+        List<Throwable> errors = new ArrayList<>();
         boolean markers = true;
         for (SendQueue sq : sends) {
             try {
@@ -1042,18 +1063,32 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 sq.postDrainMarker();
             } catch (RuntimeException e) {
                 markers = false;
-                LOG.log(Level.DEBUG, "connection to peer " + peer + ": could not drain " + sq.qp.description() + ": " + e);
+                errors.add(new TransportException(peer, "could not drain " + sq.qp.description(), e));
             }
         }
         if (markers && !drain()) {
-            LOG.log(Level.WARNING, "connection to peer " + peer + ": flushed completions did not all arrive within "
-                    + DRAIN_NANOS / 1_000_000 + " ms; destroying its QPs anyway");
+            errors.add(new TransportException(peer, "flushed completions did not all arrive within "
+                    + DRAIN_NANOS / 1_000_000 + " ms; its QPs were destroyed anyway"));
         }
         for (SendQueue sq : sends) {
-            closeQuietly(sq.qp, sq);
+            closeAll(errors, sq.qp, sq);
         }
-        closeQuietly(cq, controlMr, recvs, wcs, watch);
-        controlArena.close();
+        closeAll(errors, cq, controlMr, recvs, wcs, watch);
+        closeAll(errors, controlArena::close);
+        reportTeardown(errors);
+    }
+
+    /** One warning for everything that went wrong while this connection was torn down, each error named. */
+    private void reportTeardown(List<Throwable> errors) {
+        if (errors.isEmpty()) {
+            return;
+        }
+        StringBuilder b = new StringBuilder("connection to peer " + peer + " of rank " + transport.rank() + ": "
+                + errors.size() + " error(s) while releasing its verbs resources:");
+        for (Throwable e : errors) {
+            b.append("\n  ").append(e);
+        }
+        LOG.log(Level.WARNING, b.toString(), errors.getFirst());
     }
 
     private boolean drain() {

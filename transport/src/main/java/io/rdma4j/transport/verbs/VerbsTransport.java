@@ -123,6 +123,7 @@ public final class VerbsTransport implements Transport {
         this.liveness = Liveness.listen(device.livenessAddress(config), size);
         if (config.progressThread()) {
             progressThread = new ProgressThread("rdma4j-verbs-progress-rank-" + rank, this::progressOnce,
+                    e -> abort(new TransportException(-1, "the verbs progress thread of rank " + rank + " failed: " + e, e)),
                     config.newIdleStrategy(), config.progressCpu());
             progressThread.start();
         } else {
@@ -526,30 +527,30 @@ public final class VerbsTransport implements Transport {
             }
             allocated.clear();
             cache.clear();
-            RuntimeException failure = null;
-            try {
-                pool.close();
-            } catch (RuntimeException e) {
-                failure = e;
+            List<RuntimeException> failures = new ArrayList<>();
+            closing(failures, pool::close);
+            for (MemoryRegion mr : ownRegions) {
+                closing(failures, mr::close);
             }
-            try {
-                for (MemoryRegion mr : ownRegions) {
-                    mr.close();
-                }
-                ownRegions.clear();
-                mailboxMr.close();
-                mailboxArena.close();
-            } catch (RuntimeException e) {
-                failure = failure == null ? e : failure;
+            ownRegions.clear();
+            closing(failures, mailboxMr::close);
+            closing(failures, mailboxArena::close);
+            closing(failures, device::close);
+            if (!failures.isEmpty()) {
+                StringBuilder b = new StringBuilder("rank " + rank + ": " + failures.size()
+                        + " verbs resource(s) did not close cleanly:");
+                failures.forEach(e -> b.append("\n  ").append(e));
+                LOG.log(Level.WARNING, b.toString(), failures.getFirst());
             }
-            try {
-                device.close();
-            } catch (RuntimeException e) {
-                failure = failure == null ? e : failure;
-            }
-            if (failure != null) {
-                LOG.log(Level.WARNING, "rank " + rank + ": verbs resources did not close cleanly: " + failure);
-            }
+        }
+    }
+
+    /** Runs one step of the teardown; what it throws is kept so that every step still runs. */
+    private static void closing(List<RuntimeException> failures, Runnable step) {
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            failures.add(e);
         }
     }
 

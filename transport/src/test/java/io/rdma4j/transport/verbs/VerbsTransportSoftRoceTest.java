@@ -14,9 +14,12 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -24,7 +27,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -370,6 +375,69 @@ class VerbsTransportSoftRoceTest {
             }
             assertThrows(IllegalArgumentException.class, () -> t.register(MemorySegment.ofArray(new long[4])));
         }
+    }
+
+    /**
+     * With huge pages requested the pool maps its regions from the reserved 2 MiB pages (the
+     * kernel says so in /proc/self/smaps, not our own flag) while enough are free, and when a
+     * region needs more than are left it uses 4 KiB pages and keeps the reason (ENOMEM).
+     * scripts/softroce-test reserves 24 pages in the guest, room for one 32 MiB chunk; with none
+     * reserved only the fallback is checked.
+     */
+    @Test
+    void hugePagesAreUsedWhileReservedAndTheFallbackSaysWhy() throws Exception {
+        assertEquals(HugePages.PAGE >> 10, meminfo("Hugepagesize:"), "this test assumes 2 MiB huge pages");
+        try (LocalGroup g = group(b -> b.hugePages(true))) {
+            VerbsTransport t = (VerbsTransport) g.transport(0);
+            long chunkPages = BufferPool.CHUNK / HugePages.PAGE;
+            if (meminfo("HugePages_Total:") >= chunkPages) {
+                assertTrue(meminfo("HugePages_Free:") >= chunkPages, "the reserved huge pages are taken by something else");
+                RegisteredBuffer small = t.allocate(1 << 20);
+                long address = small.segment().address();
+                assertTrue(t.pool().regionContaining(address, 1 << 20).hugePages, "reserved pages were free: "
+                        + t.pool().hugePageFailure());
+                assertEquals(2048, kernelPageSizeKb(address), "the kernel backs the block with 2 MiB pages");
+                assertNull(t.pool().hugePageFailure());
+                small.segment().fill((byte) 1);
+                small.close();
+            }
+            long beyond = (meminfo("HugePages_Free:") + 1) * HugePages.PAGE;
+            try (RegisteredBuffer big = t.allocate(beyond)) {
+                long address = big.segment().address();
+                assertFalse(t.pool().regionContaining(address, beyond).hugePages);
+                assertEquals(4, kernelPageSizeKb(address), "a region beyond the reserved pages has 4 KiB pages");
+                String why = t.pool().hugePageFailure();
+                assertNotNull(why);
+                assertTrue(why.contains("ENOMEM") && why.contains("vm.nr_hugepages"), why);
+            }
+        }
+    }
+
+    /** A field of /proc/meminfo (huge page counts, or the page size in kB). */
+    private static long meminfo(String field) throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+            if (line.startsWith(field)) {
+                return Long.parseLong(line.substring(field.length()).trim().split("\\s+")[0]);
+            }
+        }
+        throw new AssertionError("no " + field + " in /proc/meminfo");
+    }
+
+    /** The KernelPageSize (kB) of the mapping that holds {@code address}, from /proc/self/smaps. */
+    private static long kernelPageSizeKb(long address) throws IOException {
+        boolean inside = false;
+        for (String line : Files.readAllLines(Path.of("/proc/self/smaps"))) {
+            int dash = line.indexOf('-');
+            int space = line.indexOf(' ');
+            if (dash > 0 && space > dash && line.substring(0, dash).matches("[0-9a-f]+")) {
+                long start = Long.parseUnsignedLong(line.substring(0, dash), 16);
+                long end = Long.parseUnsignedLong(line.substring(dash + 1, space), 16);
+                inside = Long.compareUnsigned(address, start) >= 0 && Long.compareUnsigned(address, end) < 0;
+            } else if (inside && line.startsWith("KernelPageSize:")) {
+                return Long.parseLong(line.substring("KernelPageSize:".length()).trim().split("\\s+")[0]);
+            }
+        }
+        throw new AssertionError("no mapping holds 0x" + Long.toHexString(address) + " in /proc/self/smaps");
     }
 
     /**
