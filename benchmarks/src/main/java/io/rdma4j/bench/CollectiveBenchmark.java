@@ -160,7 +160,8 @@ public final class CollectiveBenchmark {
         int rounds = o.jitWarmupRounds;
         if (rounds == PerfOptions.JIT_WARMUP_AUTO) {
             long smallSizes = sizes.stream().filter(b -> b <= PerfOptions.JIT_WARMUP_MAX_BYTES).count();
-            rounds = smallSizes == 0 ? 0 : (int) ((PerfOptions.JIT_WARMUP_CALLS + smallSizes - 1) / smallSizes);
+            rounds = smallSizes == 0 ? 0 : (int) Math.max(PerfOptions.JIT_WARMUP_CALLS_PER_SIZE,
+                    (PerfOptions.JIT_WARMUP_CALLS + smallSizes - 1) / smallSizes);
         }
         long wrong = 0;
         for (int round = 0; round < rounds; round++) {

@@ -43,7 +43,8 @@ public final class PerfOptions {
     public Path csv;
     /**
      * Rounds over the small sizes before the table, so the JIT has compiled what is timed;
-     * {@link #JIT_WARMUP_AUTO}: enough rounds for {@link #JIT_WARMUP_CALLS} calls.
+     * {@link #JIT_WARMUP_AUTO}: enough rounds for {@link #JIT_WARMUP_CALLS} calls, and at least
+     * {@link #JIT_WARMUP_CALLS_PER_SIZE} per size.
      */
     public int jitWarmupRounds = JIT_WARMUP_AUTO;
     public static final int JIT_WARMUP_AUTO = -1;
@@ -54,6 +55,17 @@ public final class PerfOptions {
      * 8 B size left the first timed column in profiled tier-3 code (5x slower than the next).
      */
     public static final int JIT_WARMUP_CALLS = 20_000;
+    /**
+     * The fewest automatic warm-up calls of each small size. What a collective runs once per call
+     * (an algorithm's set-up, its pipeline's configuration) reaches C2 only after as many calls of
+     * that algorithm, and the 20,000 calls split over the eight small sizes of {@code -b 8 -e 2M
+     * -f 4} gave the ring (32 and 128 KiB on 2 ranks) 5,000: C2 compiled its set-up while 32 KiB
+     * was timed, and a rank that yield-waits hands its core to its compiler thread (2-rank shm,
+     * 32 KiB: 255-284 us per call with this 2,500-round warm-up, 20-25 us with 8,000 rounds; 12 us
+     * in a run that starts at 32 KiB). Re-measure with {@code -b 8} against {@code -b 32K} and
+     * {@code --jit-warmup N}.
+     */
+    public static final int JIT_WARMUP_CALLS_PER_SIZE = 8_000;
     public boolean help;
     /** The arguments as given, minus --ranks, for launched ranks. */
     public List<String> forwarded = new ArrayList<>();
@@ -292,7 +304,8 @@ public final class PerfOptions {
                   --csv FILE              also write the results as CSV (rank 0)
                   --jit-warmup N          rounds over the sizes up to 256K before the table, so
                                           the JIT has compiled what is timed (default: enough
-                                          rounds for 20000 calls; 0: none)
+                                          rounds for 20000 calls, at least 8000 per size;
+                                          0: none)
                 exit status: 0 ok, 1 wrong results, 2 bad usage, 3 a rank failed
                 """.formatted(tool, chooseCollective ? "a collective" : "allreduce",
                 chooseCollective ? "  --op-kind K             allreduce reducescatter allgather broadcast (required)\n" : "");
