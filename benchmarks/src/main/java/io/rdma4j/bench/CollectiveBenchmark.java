@@ -23,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Random;
 
 /**
  * The measurement loop shared by every collective, as nccl-tests runs it on each rank: per size
@@ -100,6 +101,7 @@ public final class CollectiveBenchmark {
                 table.header();
             }
             TestPattern pattern = new TestPattern(type, coll.reduces() ? o.op : null);
+            double[] tableUs = new double[sizes.size()];
             long wrong = jitWarmup(sizes, sendBuf, recvBuf, stats, pattern);
             for (int i = 0; i < sizes.size(); i++) {
                 long bytes = sizes.get(i);
@@ -114,6 +116,7 @@ public final class CollectiveBenchmark {
                         ? measure(coll.slots(sendBuf, recvBuf, count, es, rank, n, true), count, bytes, pattern, stats,
                         "in-place") : null;
                 wrong += wrongOf(outOfPlace) + wrongOf(inPlace);
+                tableUs[i] = (outOfPlace != null ? outOfPlace : inPlace).timeUs();
                 if (print) {
                     ResultRow row = new ResultRow(coll.printedBytes(count, es, n), count, PerfOptions.typeName(type),
                             coll.reduces() ? o.op.name().toLowerCase(Locale.ROOT) : "none", coll.rooted() ? o.root : -1,
@@ -126,6 +129,9 @@ public final class CollectiveBenchmark {
             }
             if (print) {
                 table.footer();
+            }
+            if (o.interleaveRounds > 0) {
+                interleaved(sizes, sendBuf, recvBuf, tableUs, arena, print);
             }
             return wrong;
         }
@@ -196,6 +202,63 @@ public final class CollectiveBenchmark {
             comm.barrier();
         }
         return o.check ? wrongOnEveryRank(wrong) : 0;
+    }
+
+    /**
+     * The trainer's pattern ({@code --interleave R}): R rounds, each calling every size once in an
+     * order drawn from a generator seeded with the round (the same on every rank), each call
+     * after a 4-byte allreduce (a loss or a metric between gradient buckets). Each call of a size
+     * is timed alone; rank 0 prints the mean over the rounds and ranks beside the size's time in
+     * the table, where its calls ran back to back.
+     */
+    private void interleaved(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, double[] tableUs,
+                             Arena arena, boolean print) {
+        if (!coll.name().equals("allreduce")) {
+            throw new IllegalArgumentException("--interleave measures allreduce only");
+        }
+        int n = comm.size();
+        int es = o.type.byteSize();
+        int k = sizes.size();
+        int[] order = new int[k];
+        MemorySegment scalar = arena.allocate(64, 64);
+        MemorySegment nanos = arena.allocate(8L * k, 8);
+        Slots[] slots = new Slots[k];
+        long[] counts = new long[k];
+        for (int i = 0; i < k; i++) {
+            counts[i] = coll.count(sizes.get(i), es, n);
+            slots[i] = coll.slots(sendBuf, recvBuf, counts[i], es, comm.rank(), n, !o.runsOutOfPlace());
+        }
+        comm.barrier();
+        for (int round = 0; round < o.interleaveRounds; round++) {
+            Random random = new Random(round);
+            for (int i = 0; i < k; i++) {
+                order[i] = i;
+            }
+            for (int i = k - 1; i > 0; i--) {
+                int j = random.nextInt(i + 1);
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+            for (int i : order) {
+                comm.allReduce(scalar, scalar, 1, DataType.F32, ReduceOp.SUM);
+                long t0 = System.nanoTime();
+                coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
+                nanos.setAtIndex(F64, i, nanos.getAtIndex(F64, i) + (System.nanoTime() - t0));
+            }
+        }
+        comm.allReduce(nanos, nanos, k, DataType.F64, ReduceOp.SUM);
+        if (!print) {
+            return;
+        }
+        out.printf("# interleaved: %d rounds, every size once per round in a random order (the same on every rank),%n",
+                o.interleaveRounds);
+        out.println("# each call after a 4-byte allreduce; mean time per call over the rounds and ranks");
+        out.printf("# %10s  %12s  %16s  %6s%n", "size (B)", "table (us)", "interleaved (us)", "ratio");
+        for (int i = 0; i < k; i++) {
+            double us = nanos.getAtIndex(F64, i) / 1e3 / n / o.interleaveRounds;
+            out.printf(Locale.ROOT, "  %10d  %12.2f  %16.2f  %6.2f%n", sizes.get(i), tableUs[i], us, us / tableUs[i]);
+        }
     }
 
     /**

@@ -27,6 +27,8 @@ public final class PerfOptions {
     public int warmups = 5;
     /** Timed blocks per measurement; the best counts. */
     public int repeats = 1;
+    /** Rounds of the interleaved phase after the table (0: none): every size once per round, in random order. */
+    public int interleaveRounds;
     public boolean check = true;
     public DataType type = DataType.F32;
     public ReduceOp op = ReduceOp.SUM;
@@ -129,6 +131,7 @@ public final class PerfOptions {
                 case "-R", "--repeats" -> o.repeats = parseInt(name, v, 1);
                 case "--csv" -> o.csv = Path.of(v);
                 case "--jit-warmup" -> o.jitWarmupRounds = parseInt(name, v, 0);
+                case "--interleave" -> o.interleaveRounds = parseInt(name, v, 0);
                 case "--op-kind", "--collective" -> {
                     BenchCollective c = BenchCollective.named(v);
                     if (fixed != null && !c.name().equals(fixed.name())) {
@@ -306,6 +309,11 @@ public final class PerfOptions {
                                           the JIT has compiled what is timed (default: enough
                                           rounds for 20000 calls, at least 8000 per size;
                                           0: none)
+                  --interleave N          after the table, N rounds that call every size once in
+                                          a random order (the same on every rank), each after a
+                                          4-byte allreduce, as a trainer interleaves a scalar
+                                          with its gradient buckets; prints each size's mean
+                                          time there beside its time in the table (allreduce)
                 exit status: 0 ok, 1 wrong results, 2 bad usage, 3 a rank failed
                 """.formatted(tool, chooseCollective ? "a collective" : "allreduce",
                 chooseCollective ? "  --op-kind K             allreduce reducescatter allgather broadcast (required)\n" : "");

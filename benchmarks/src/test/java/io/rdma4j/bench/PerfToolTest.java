@@ -45,6 +45,21 @@ class PerfToolTest {
         assertEquals("8192", rows.getLast()[7]); // floats
     }
 
+    /** --interleave: after the table, one row per size with its table time, its interleaved time and their ratio. */
+    @Test
+    void interleavedSizesAreReportedBesideTheTable() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int status = run(out, AllReducePerf.class, "allreduce", "--ranks", "2", "-b", "1K", "-e", "64K", "-f", "4",
+                "-n", "5", "-w", "1", "--jit-warmup", "1", "-p", "out", "-t", "shm", "--interleave", "20");
+        String table = out.toString(StandardCharsets.UTF_8);
+        assertEquals(ExitStatus.OK, status, table);
+        assertTrue(table.contains("# interleaved: 20 rounds"), table);
+        for (long size : new long[] {1024, 4096, 16384, 65536}) {
+            assertTrue(table.lines().anyMatch(l -> l.matches(" +" + size + " +[0-9]+\\.[0-9]{2} +[0-9]+\\.[0-9]{2} +[0-9]+\\.[0-9]{2}")),
+                    size + " B has no interleaved row:\n" + table);
+        }
+    }
+
     @Test
     void reduceScatterOverTcpOnThreeRanks(@TempDir Path dir) throws IOException {
         Path csv = dir.resolve("rs.csv");
