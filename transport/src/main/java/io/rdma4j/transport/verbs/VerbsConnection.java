@@ -22,9 +22,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 
 /**
  * The RC queue pairs to one peer and the protocol over them. Every method runs under the
@@ -218,10 +216,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                     s.close();
                 }
             }
-            List<Throwable> alsoFailed = new ArrayList<>();
-            closeAll(alsoFailed, createdCq, createdMr, createdRecvs, createdWcs);
-            closeAll(alsoFailed, controlArena::close);
-            alsoFailed.forEach(e::addSuppressed);
+            Teardown alsoFailed = new Teardown();
+            alsoFailed.close(createdCq, createdMr, createdRecvs, createdWcs, controlArena::close);
+            alsoFailed.addSuppressedTo(e);
             throw e;
         }
     }
@@ -246,19 +243,6 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                         + failed.getMessage(), inlineRefused);
                 e.addSuppressed(failed);
                 throw e;
-            }
-        }
-    }
-
-    /** Closes every resource, adding what fails to {@code errors} instead of stopping at the first. */
-    private static void closeAll(List<Throwable> errors, AutoCloseable... resources) {
-        for (AutoCloseable r : resources) {
-            if (r != null) {
-                try {
-                    r.close();
-                } catch (Exception e) {
-                    errors.add(e);
-                }
             }
         }
     }
@@ -1055,7 +1039,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             return;
         }
         released = true;
-        List<Throwable> errors = new ArrayList<>();
+        Teardown teardown = new Teardown();
         boolean markers = true;
         for (SendQueue sq : sends) {
             try {
@@ -1063,32 +1047,18 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 sq.postDrainMarker();
             } catch (RuntimeException e) {
                 markers = false;
-                errors.add(new TransportException(peer, "could not drain " + sq.qp.description(), e));
+                teardown.failed(new TransportException(peer, "could not drain " + sq.qp.description(), e));
             }
         }
         if (markers && !drain()) {
-            errors.add(new TransportException(peer, "flushed completions did not all arrive within "
+            teardown.failed(new TransportException(peer, "flushed completions did not all arrive within "
                     + DRAIN_NANOS / 1_000_000 + " ms; its QPs were destroyed anyway"));
         }
         for (SendQueue sq : sends) {
-            closeAll(errors, sq.qp, sq);
+            teardown.close(sq.qp, sq);
         }
-        closeAll(errors, cq, controlMr, recvs, wcs, watch);
-        closeAll(errors, controlArena::close);
-        reportTeardown(errors);
-    }
-
-    /** One warning for everything that went wrong while this connection was torn down, each error named. */
-    private void reportTeardown(List<Throwable> errors) {
-        if (errors.isEmpty()) {
-            return;
-        }
-        StringBuilder b = new StringBuilder("connection to peer " + peer + " of rank " + transport.rank() + ": "
-                + errors.size() + " error(s) while releasing its verbs resources:");
-        for (Throwable e : errors) {
-            b.append("\n  ").append(e);
-        }
-        LOG.log(Level.WARNING, b.toString(), errors.getFirst());
+        teardown.close(cq, controlMr, recvs, wcs, watch, controlArena::close);
+        teardown.report(LOG, "connection to peer " + peer + " of rank " + transport.rank());
     }
 
     private boolean drain() {

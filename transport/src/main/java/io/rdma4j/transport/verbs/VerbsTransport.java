@@ -527,30 +527,12 @@ public final class VerbsTransport implements Transport {
             }
             allocated.clear();
             cache.clear();
-            List<RuntimeException> failures = new ArrayList<>();
-            closing(failures, pool::close);
-            for (MemoryRegion mr : ownRegions) {
-                closing(failures, mr::close);
-            }
+            Teardown teardown = new Teardown();
+            teardown.close(pool::close);
+            teardown.close(ownRegions.toArray(AutoCloseable[]::new));
             ownRegions.clear();
-            closing(failures, mailboxMr::close);
-            closing(failures, mailboxArena::close);
-            closing(failures, device::close);
-            if (!failures.isEmpty()) {
-                StringBuilder b = new StringBuilder("rank " + rank + ": " + failures.size()
-                        + " verbs resource(s) did not close cleanly:");
-                failures.forEach(e -> b.append("\n  ").append(e));
-                LOG.log(Level.WARNING, b.toString(), failures.getFirst());
-            }
-        }
-    }
-
-    /** Runs one step of the teardown; what it throws is kept so that every step still runs. */
-    private static void closing(List<RuntimeException> failures, Runnable step) {
-        try {
-            step.run();
-        } catch (RuntimeException e) {
-            failures.add(e);
+            teardown.close(mailboxMr::close, mailboxArena::close, device::close);
+            teardown.report(LOG, "verbs transport of rank " + rank);
         }
     }
 
