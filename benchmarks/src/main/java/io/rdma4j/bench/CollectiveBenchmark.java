@@ -213,9 +213,6 @@ public final class CollectiveBenchmark {
      */
     private void interleaved(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, double[] tableUs,
                              Arena arena, boolean print) {
-        if (!coll.name().equals("allreduce")) {
-            throw new IllegalArgumentException("--interleave measures allreduce only");
-        }
         int n = comm.size();
         int es = o.type.byteSize();
         int k = sizes.size();

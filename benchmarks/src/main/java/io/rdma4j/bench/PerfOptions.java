@@ -170,6 +170,9 @@ public final class PerfOptions {
         if (o.root < 0) {
             throw new IllegalArgumentException("root must be >= 0, got " + o.root);
         }
+        if (o.interleaveRounds > 0 && !o.collective.name().equals("allreduce")) {
+            throw new IllegalArgumentException("--interleave measures allreduce only, not " + o.collective.name());
+        }
         return o;
     }
 

@@ -56,6 +56,14 @@ class PerfOptionsTest {
     }
 
     @Test
+    void interleaveIsParsedAndRefusedForOtherCollectives() {
+        assertEquals(50, PerfOptions.parse(new String[] {"--interleave", "50"}, AR).interleaveRounds);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse(
+                new String[] {"--op-kind", "allgather", "--interleave", "50"}, null));
+        assertTrue(e.getMessage().contains("allreduce only"), e.getMessage());
+    }
+
+    @Test
     void longFormsWithEquals() {
         PerfOptions o = PerfOptions.parse(new String[] {"--minbytes=1K", "--maxbytes=4K", "--datatype=half",
                 "--op=avg", "--algo=auto"}, AR);
