@@ -297,7 +297,7 @@ public final class PerfOptions {
                   -d, --datatype T        float double half bfloat16 int32 int64 uint8 (default float)
                   -o, --op OP             sum prod min max avg (default sum)
                   -r, --root R            root of broadcast (default 0)
-                  -a, --algo A            allreduce algorithm: ring tree rhd twohop shm auto (default auto;
+                  -a, --algo A            allreduce algorithm: ring tree rhd twohop window auto (default auto;
                                           sets RDMA4J_ALGO)
                   -t, --transport T       shm tcp auto (default: RDMA4J_TRANSPORT, else auto)
                   -p, --placement P       out, in or both (default both: out-of-place and in-place columns)

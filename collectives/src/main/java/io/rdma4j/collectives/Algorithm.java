@@ -13,12 +13,12 @@ public enum Algorithm {
     /** Hierarchical: intra-host reduce-scatter, inter-host allreduce of each shard, intra-host allgather. */
     TWO_HOP("twohop"),
     /**
-     * Ranks of one host over the shared-memory provider: each rank copies its vector into its
+     * Ranks of one host over the shared-memory provider (the algorithm needs its shared windows): each rank copies its vector into its
      * shared window; small vectors are then folded by every rank in rank order, larger ones
      * reduce-scattered and allgathered in the windows, piece by piece; no messages at all. World
      * communicators whose transport has a {@link io.rdma4j.transport.SharedWindow}.
      */
-    SHM("shm");
+    SHARED_WINDOW("window");
 
     private final String envName;
 
@@ -30,7 +30,7 @@ public enum Algorithm {
         return envName;
     }
 
-    /** Parses {@code ring|tree|rhd|twohop|shm} (case-insensitive); rejects anything else with the valid names. */
+    /** Parses {@code ring|tree|rhd|twohop|window} (case-insensitive); rejects anything else with the valid names. */
     public static Algorithm parse(String name) {
         String n = name.trim().toLowerCase(Locale.ROOT);
         for (Algorithm a : values()) {
@@ -38,6 +38,6 @@ public enum Algorithm {
                 return a;
             }
         }
-        throw new IllegalArgumentException("unknown allreduce algorithm '" + name + "' (expected ring, tree, rhd, twohop or shm)");
+        throw new IllegalArgumentException("unknown allreduce algorithm '" + name + "' (expected ring, tree, rhd, twohop or window)");
     }
 }

@@ -1,5 +1,7 @@
 package io.rdma4j.collectives;
 
+import io.rdma4j.collectives.algo.RecursiveDoublingAllReduce;
+
 /**
  * Chooses the allreduce algorithm from the message size, the number of ranks and the topology.
  * The same inputs give the same answer on every rank (the choice is also part of the collective
@@ -9,15 +11,15 @@ package io.rdma4j.collectives;
  *   <li>A forced algorithm ({@code RDMA4J_ALGO} or {@link CollectiveOptions#algorithm()}) wins
  *       if it can run: {@link Algorithm#RHD} needs a power-of-two group, {@link Algorithm#TWO_HOP}
  *       needs several hosts with the same number (&gt; 1) of ranks each and a local transport,
- *       {@link Algorithm#SHM} needs a shared window (world communicator on the shm provider);
+ *       {@link Algorithm#SHARED_WINDOW} needs a shared window (world communicator on the shm provider);
  *       otherwise the rules below decide.</li>
- *   <li>Up to {@link #smallBytes} (latency-bound): {@link Algorithm#SHM} when the
+ *   <li>Up to {@link #smallBytes} (latency-bound): {@link Algorithm#SHARED_WINDOW} when the
  *       communicator has a shared window that holds the vector (every rank on one host, shm
  *       provider: one copy in, one reduction pass, no messages, as Open MPI's shared-memory
  *       collectives); else recursive doubling ({@link Algorithm#RHD}) on power-of-two groups
  *       (log2 n exchanges), else the double binary tree ({@link Algorithm#TREE}, about
  *       2 log2 n hops).</li>
- *   <li>More than two ranks and a shared window: {@link Algorithm#SHM} at any size (its sharded
+ *   <li>More than two ranks and a shared window: {@link Algorithm#SHARED_WINDOW} at any size (its sharded
  *       scheme, window-sized piece by piece: two synchronizations per piece instead of the
  *       ring's 2(n-1) steps, and no rank waits on a chain of others, which matters most when
  *       ranks outnumber cores; measured with 4 ranks on 2 cores: 1 MiB 250 us vs the ring's
@@ -80,8 +82,17 @@ public final class AlgorithmPolicy {
             case RING, TREE -> true;
             case RHD -> powerOfTwo(size);
             case TWO_HOP -> twoHopAvailable;
-            case SHM -> windowBytes > 0;
+            case SHARED_WINDOW -> windowBytes > 0;
         };
+    }
+
+    /**
+     * Whether an {@link Algorithm#RHD} allreduce of {@code bytes} on {@code size} ranks runs as
+     * recursive doubling (log2 n eager exchanges of the whole vector: latency-bound sizes) rather
+     * than Rabenseifner's halving and doubling.
+     */
+    public boolean recursiveDoubling(long bytes, int size) {
+        return bytes <= smallBytes && RecursiveDoublingAllReduce.fits(bytes, size);
     }
 
     /** {@link #choose(long, int, boolean, long, Algorithm)} for a communicator without a shared window. */
@@ -103,12 +114,12 @@ public final class AlgorithmPolicy {
         }
         if (bytes <= smallBytes) {
             if (fits(bytes, windowBytes)) {
-                return Algorithm.SHM;
+                return Algorithm.SHARED_WINDOW;
             }
             return powerOfTwo(size) ? Algorithm.RHD : Algorithm.TREE;
         }
         if (size > 2 && windowBytes > 0) {
-            return Algorithm.SHM;
+            return Algorithm.SHARED_WINDOW;
         }
         if (twoHopAvailable && bytes >= twoHopBytes) {
             return Algorithm.TWO_HOP;

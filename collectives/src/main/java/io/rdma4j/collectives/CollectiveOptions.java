@@ -9,7 +9,7 @@ import java.util.Map;
  * Tunables of a communicator, settable by builder and by environment variables:
  * <table>
  * <caption>environment variables</caption>
- * <tr><td>RDMA4J_ALGO</td><td>force an allreduce algorithm: ring, tree, rhd, twohop, shm
+ * <tr><td>RDMA4J_ALGO</td><td>force an allreduce algorithm: ring, tree, rhd, twohop, window
  *     (an algorithm that cannot run on the group falls back to the policy's choice)</td></tr>
  * <tr><td>RDMA4J_TIMEOUT_MS</td><td>no-progress timeout of every collective (default 300000)</td></tr>
  * <tr><td>RDMA4J_CHUNK_BYTES</td><td>pipeline chunk size (default: the transport's, see

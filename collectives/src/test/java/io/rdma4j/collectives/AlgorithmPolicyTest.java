@@ -28,25 +28,26 @@ class AlgorithmPolicyTest {
     @Test
     void sharedWindowTakesSmallVectorsAndEverythingWithMoreThanTwoRanks() {
         long window = 18_000;
-        assertEquals(Algorithm.SHM, p.choose(8, 2, false, window, null));
-        assertEquals(Algorithm.SHM, p.choose(0, 6, false, window, null));
-        assertEquals(Algorithm.SHM, p.choose(p.smallBytes(), 7, false, window, null));
+        assertEquals(Algorithm.SHARED_WINDOW, p.choose(8, 2, false, window, null));
+        assertEquals(Algorithm.SHARED_WINDOW, p.choose(0, 6, false, window, null));
+        assertEquals(Algorithm.SHARED_WINDOW, p.choose(p.smallBytes(), 7, false, window, null));
         assertEquals(Algorithm.RHD, p.choose(8, 4, false, 0, null), "no window");
         assertEquals(Algorithm.TREE, p.choose(8, 6, false, 4, null), "vector larger than the window");
         assertEquals(Algorithm.RING, p.choose(p.smallBytes() + 1, 2, false, window, null), "two ranks, above smallBytes");
-        assertEquals(Algorithm.SHM, p.choose(window, 3, false, window, null), "more ranks: any size");
-        assertEquals(Algorithm.SHM, p.choose(1L << 30, 8, false, window, null), "more ranks: any size, piece by piece");
+        assertEquals(Algorithm.SHARED_WINDOW, p.choose(window, 3, false, window, null), "more ranks: any size");
+        assertEquals(Algorithm.SHARED_WINDOW, p.choose(1L << 30, 8, false, window, null), "more ranks: any size, piece by piece");
         assertEquals(Algorithm.RING, p.choose(1L << 30, 8, false, 0, null), "no window");
-        // the override still picks any other algorithm; a forced SHM that cannot run falls back
+        // the override still picks any other algorithm; a forced SHARED_WINDOW that cannot run falls back
         assertEquals(Algorithm.RING, p.choose(8, 2, false, window, Algorithm.RING));
         assertEquals(Algorithm.RHD, p.choose(8, 4, false, window, Algorithm.RHD));
         assertEquals(Algorithm.TREE, p.choose(8, 4, false, window, Algorithm.TREE));
-        assertEquals(Algorithm.SHM, p.choose(window, 4, false, window, Algorithm.SHM));
-        assertEquals(Algorithm.SHM, p.choose(window + 1, 2, false, window, Algorithm.SHM), "forced: in pieces");
-        assertEquals(Algorithm.RHD, p.choose(8, 2, false, 0, Algorithm.SHM), "no window");
-        assertEquals(Algorithm.RHD, p.choose(0, 2, false, 0, Algorithm.SHM), "no window, even for nothing");
+        assertEquals(Algorithm.SHARED_WINDOW, p.choose(window, 4, false, window, Algorithm.SHARED_WINDOW));
+        assertEquals(Algorithm.SHARED_WINDOW, p.choose(window + 1, 2, false, window, Algorithm.SHARED_WINDOW), "forced: in pieces");
+        assertEquals(Algorithm.RHD, p.choose(8, 2, false, 0, Algorithm.SHARED_WINDOW), "no window");
+        assertEquals(Algorithm.RHD, p.choose(0, 2, false, 0, Algorithm.SHARED_WINDOW), "no window, even for nothing");
         assertEquals(Algorithm.TREE, p.choose(0, 3, false, 0, null), "no window, even for nothing");
-        assertEquals(Algorithm.SHM, Algorithm.parse("shm"));
+        assertEquals(Algorithm.SHARED_WINDOW, Algorithm.parse("window"));
+        assertEquals(Algorithm.SHARED_WINDOW, Algorithm.parse("shared_window"));
     }
 
     @Test
@@ -70,7 +71,7 @@ class AlgorithmPolicyTest {
         assertNull(CollectiveOptions.fromEnv(Map.of()).algorithm());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> CollectiveOptions.fromEnv(Map.of("RDMA4J_ALGO", "butterfly")));
-        assertTrue(e.getMessage().contains("ring, tree, rhd, twohop or shm"), e.getMessage());
+        assertTrue(e.getMessage().contains("ring, tree, rhd, twohop or window"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.fromEnv(Map.of("RDMA4J_WINDOW", "x")));
         assertTrue(e.getMessage().contains("RDMA4J_WINDOW"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.defaults().withChunkBytes(100));

@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The shared-window allreduce ({@link Algorithm#SHM}) with ranks on threads of this JVM over the
+ * The shared-window allreduce ({@link Algorithm#SHARED_WINDOW}) with ranks on threads of this JVM over the
  * shm provider: when the policy picks it, results for every type and operator, the rank-order
  * fold of half-precision types, slot reuse, mismatches found from the slot header, a peer that
  * goes away, and who gets the window. (Separate processes: CollectivesShmTest and the fault
@@ -46,8 +46,8 @@ class SharedWindowAllReduceTest {
         try (LocalGroup g = shm(2)) {
             g.run(LIMIT, (rank, t, store) -> {
                 try (Communicator c = comm(t, store)) {
-                    assertEquals(Algorithm.SHM, c.algorithmFor(8));
-                    assertEquals(Algorithm.SHM, c.algorithmFor(AlgorithmPolicy.DEFAULT_SMALL_BYTES));
+                    assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor(8));
+                    assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor(AlgorithmPolicy.DEFAULT_SMALL_BYTES));
                     assertEquals(Algorithm.RING, c.algorithmFor(AlgorithmPolicy.DEFAULT_SMALL_BYTES + 1));
                     Communicator sub = c.split(0, rank); // shares the transport, runs its own sequence
                     assertEquals(Algorithm.RHD, sub.algorithmFor(8));
@@ -69,7 +69,7 @@ class SharedWindowAllReduceTest {
                     assertEquals(Algorithm.RHD, c.algorithmFor(0));
                     float[] none = {};
                     c.allReduce(MemorySegment.ofArray(none), MemorySegment.ofArray(none), 0, DataType.F32, ReduceOp.SUM,
-                            Algorithm.SHM); // forced but impossible: the policy's choice runs
+                            Algorithm.SHARED_WINDOW); // forced but impossible: the policy's choice runs
                 }
             });
         }
@@ -80,9 +80,9 @@ class SharedWindowAllReduceTest {
         try (LocalGroup g = shm(3)) {
             g.run(LIMIT, (rank, t, store) -> {
                 try (Communicator c = comm(t, store)) {
-                    assertEquals(Algorithm.SHM, c.algorithmFor(8));
-                    assertEquals(Algorithm.SHM, c.algorithmFor(1 << 20));
-                    assertEquals(Algorithm.SHM, c.algorithmFor(1L << 30));
+                    assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor(8));
+                    assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor(1 << 20));
+                    assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor(1L << 30));
                 }
             });
         }
@@ -106,7 +106,7 @@ class SharedWindowAllReduceTest {
                         for (long i = 0; i < count; i++) {
                             buf.setAtIndex(ValueLayout.JAVA_INT, i, (int) (i * 7 + rank));
                         }
-                        c.allReduce(buf, buf, count, DataType.I32, ReduceOp.SUM, Algorithm.SHM);
+                        c.allReduce(buf, buf, count, DataType.I32, ReduceOp.SUM, Algorithm.SHARED_WINDOW);
                         for (long i = 0; i < count; i++) {
                             int want = (int) (n * (i * 7) + n * (n - 1) / 2);
                             if (want != buf.getAtIndex(ValueLayout.JAVA_INT, i)) {
@@ -120,7 +120,7 @@ class SharedWindowAllReduceTest {
                     for (long i = 0; i < count; i++) {
                         buf.setAtIndex(ValueLayout.JAVA_INT, i, (int) (3 * i + 3 * rank));
                     }
-                    c.allReduce(buf, out, count, DataType.I32, ReduceOp.AVG, Algorithm.SHM);
+                    c.allReduce(buf, out, count, DataType.I32, ReduceOp.AVG, Algorithm.SHARED_WINDOW);
                     for (long i = 0; i < count; i++) {
                         if (3 * i + 3 != out.getAtIndex(ValueLayout.JAVA_INT, i)
                                 || 3 * i + 3 * rank != buf.getAtIndex(ValueLayout.JAVA_INT, i)) {
@@ -190,7 +190,7 @@ class SharedWindowAllReduceTest {
                                         Values.write(in, i, type, Values.input(rank, caseId, i, type, op));
                                     }
                                     MemorySegment dst = inPlace ? in : out;
-                                    c.allReduce(in, dst, count, type, op, Algorithm.SHM);
+                                    c.allReduce(in, dst, count, type, op, Algorithm.SHARED_WINDOW);
                                     for (long i = 0; i < count; i++) {
                                         double want = Values.reference(n, caseId, i, type, op, (r, x) -> x);
                                         double got = Values.read(dst, i, type);

@@ -33,9 +33,9 @@ class SteadyStateAllocationTest {
                         MemorySegment large = arena.allocate(256 << 10);
                         MemorySegment heapOut = MemorySegment.ofArray(new float[64]);
                         // SHM: the shared-window path (shm; over TCP the policy's fallback), out of place into heap
-                        for (Algorithm a : new Algorithm[] {Algorithm.RHD, Algorithm.RING, Algorithm.TREE, Algorithm.SHM}) {
-                            MemorySegment buf = a == Algorithm.RHD || a == Algorithm.SHM ? small : large;
-                            MemorySegment out = a == Algorithm.SHM ? heapOut : buf;
+                        for (Algorithm a : new Algorithm[] {Algorithm.RHD, Algorithm.RING, Algorithm.TREE, Algorithm.SHARED_WINDOW}) {
+                            MemorySegment buf = a == Algorithm.RHD || a == Algorithm.SHARED_WINDOW ? small : large;
+                            MemorySegment out = a == Algorithm.SHARED_WINDOW ? heapOut : buf;
                             long count = buf.byteSize() / 4;
                             // steady state: the SIMD kernels box their vectors until C2 has compiled
                             // them, which small vectors (few loop trips per call) reach after a few

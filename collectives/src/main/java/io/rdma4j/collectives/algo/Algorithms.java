@@ -1,17 +1,24 @@
 package io.rdma4j.collectives.algo;
 
+import io.rdma4j.collectives.Algorithm;
 import io.rdma4j.collectives.AlgorithmPolicy;
 import io.rdma4j.collectives.core.Call;
 import io.rdma4j.collectives.core.CollectiveOp;
 import io.rdma4j.collectives.core.Engine;
 import io.rdma4j.collectives.core.Group;
+import io.rdma4j.transport.SharedWindow;
+
+import java.lang.foreign.MemorySegment;
 
 /**
  * One reusable instance of every algorithm for a communicator (a communicator runs one
- * collective at a time), prepared for each call.
+ * collective at a time), prepared for each call; which one runs is {@link AlgorithmPolicy}'s
+ * choice.
  */
 public final class Algorithms {
     private final AlgorithmPolicy policy;
+    /** The allreduce through shared windows; null unless the communicator has a window. */
+    private final SharedWindowAllReduce window;
     private RingAllReduce ring;
     private DoubleBinaryTreeAllReduce tree;
     private RecursiveHalvingDoublingAllReduce rhd;
@@ -25,11 +32,51 @@ public final class Algorithms {
     private PairwiseAllToAll allToAll;
     private PointToPoint p2p;
 
-    public Algorithms(AlgorithmPolicy policy) {
+    /**
+     * @param window   the communicator's shared window (a world communicator of several ranks on
+     *                 the shm provider), else null
+     * @param group    the communicator's group
+     * @param sleepers whether ranks waiting in the window may sleep (see {@link SharedWindowAllReduce})
+     */
+    public Algorithms(AlgorithmPolicy policy, SharedWindow window, Group group, boolean sleepers) {
         this.policy = policy;
+        this.window = window == null ? null : new SharedWindowAllReduce(window, group, sleepers);
     }
 
-    public CollectiveOp ring(Group g, Engine e, Call c) {
+    /** Payload capacity of the shared window in one piece; 0 without one. */
+    public long windowBytes() {
+        return window == null ? 0 : window.capacity();
+    }
+
+    /**
+     * Whether allreduce {@code a} works on the call's registered buffers ({@link Call#send},
+     * {@link Call#recv}); the shared-window one copies from and reduces into the caller's
+     * segments as they are, so nothing is bound for it.
+     */
+    public static boolean usesRegisteredBuffers(Algorithm a) {
+        return a != Algorithm.SHARED_WINDOW;
+    }
+
+    /**
+     * Allreduce {@code a} prepared for {@code c} on {@code g} (two-hop: on {@code h});
+     * {@code send}/{@code recv} are the caller's segments, read only by the algorithms that do
+     * not {@linkplain #usesRegisteredBuffers use registered buffers}.
+     */
+    public CollectiveOp allReduce(Algorithm a, Group g, Hierarchy h, Engine e, Call c, MemorySegment send,
+                                  MemorySegment recv) {
+        return switch (a) {
+            case RING -> ring(g, e, c);
+            case TREE -> tree(g, e, c);
+            case RHD -> rhd(g, e, c);
+            case TWO_HOP -> twoHop(h, e, c);
+            case SHARED_WINDOW -> {
+                window.prepare(c, send, recv);
+                yield window;
+            }
+        };
+    }
+
+    private CollectiveOp ring(Group g, Engine e, Call c) {
         if (ring == null) {
             ring = new RingAllReduce();
         }
@@ -37,7 +84,7 @@ public final class Algorithms {
         return ring;
     }
 
-    public CollectiveOp tree(Group g, Engine e, Call c) {
+    private CollectiveOp tree(Group g, Engine e, Call c) {
         if (tree == null) {
             tree = new DoubleBinaryTreeAllReduce();
         }
@@ -45,9 +92,8 @@ public final class Algorithms {
         return tree;
     }
 
-    /** Power-of-two groups: eager recursive doubling for small vectors, else Rabenseifner. */
-    public CollectiveOp rhd(Group g, Engine e, Call c) {
-        if (c.count * c.elemBytes() <= policy.smallBytes() && RecursiveDoublingAllReduce.fits(c.count * c.elemBytes(), g.size())) {
+    private CollectiveOp rhd(Group g, Engine e, Call c) {
+        if (policy.recursiveDoubling(c.count * c.elemBytes(), g.size())) {
             if (rd == null) {
                 rd = new RecursiveDoublingAllReduce();
             }
@@ -61,7 +107,7 @@ public final class Algorithms {
         return rhd;
     }
 
-    public CollectiveOp twoHop(Hierarchy h, Engine e, Call c) {
+    private CollectiveOp twoHop(Hierarchy h, Engine e, Call c) {
         if (twoHop == null) {
             twoHop = new TwoHopAllReduce();
         }

@@ -14,7 +14,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 
 /**
- * {@link io.rdma4j.collectives.Algorithm#SHM}: allreduce among ranks that share memory, through
+ * {@link io.rdma4j.collectives.Algorithm#SHARED_WINDOW}: allreduce among ranks that share memory, through
  * each rank's {@link SharedWindow} instead of messages (as Open MPI's shared-memory collectives
  * do it). A call copies the input into this rank's slot, writes the call's {@link Descriptor} in
  * front of it and release-stores the slot's sequence word; every rank then acquires every peer's

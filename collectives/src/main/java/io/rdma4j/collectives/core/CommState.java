@@ -5,7 +5,7 @@ import io.rdma4j.collectives.CollectiveException;
 /**
  * Per-communicator state the progress loop consults: context id (for the fault board), this
  * rank's world rank, the collective sequence number, and the abort/broken flags, which another
- * thread may set at any time (abort) and which make every later call fail (broken).
+ * thread may set at any time (abort) and which make every later call fail (broken, closed).
  */
 public final class CommState {
     private final int ctx;
@@ -14,6 +14,7 @@ public final class CommState {
     private long seq;
     private volatile CollectiveException aborted;
     private volatile CollectiveException broken;
+    private volatile boolean closed;
 
     public CommState(int ctx, int worldRank, CommState world) {
         this.ctx = ctx;
@@ -62,5 +63,28 @@ public final class CommState {
 
     public CollectiveException brokenCause() {
         return broken;
+    }
+
+    public void markClosed() {
+        closed = true;
+    }
+
+    /**
+     * Throws why a new call cannot run on this communicator (rank {@code rank} of {@code size}):
+     * closed, aborted (here or in its world) or broken by an earlier failure.
+     */
+    public void checkUsable(int rank, int size) {
+        if (closed) {
+            throw new IllegalStateException("communicator (rank " + rank + " of " + size + ") is closed");
+        }
+        CollectiveException a = abortCause();
+        if (a != null) {
+            throw a;
+        }
+        CollectiveException b = broken;
+        if (b != null) {
+            throw new CollectiveException(b.failedRank(), "communicator is broken by an earlier failure: "
+                    + b.getMessage(), b);
+        }
     }
 }

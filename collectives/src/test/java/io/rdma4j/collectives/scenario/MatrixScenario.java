@@ -55,8 +55,8 @@ public final class MatrixScenario {
     /** Every collective, every data type and operator, counts 0, 1, 7, 5n+3 and 20000. */
     public void full(boolean withRhd) {
         // SHM runs where the communicator has a shared window (shm), else falls back to the policy
-        Algorithm[] algos = withRhd ? new Algorithm[] {Algorithm.RING, Algorithm.TREE, Algorithm.RHD, Algorithm.SHM}
-                : new Algorithm[] {Algorithm.RING, Algorithm.TREE, Algorithm.SHM};
+        Algorithm[] algos = withRhd ? new Algorithm[] {Algorithm.RING, Algorithm.TREE, Algorithm.RHD, Algorithm.SHARED_WINDOW}
+                : new Algorithm[] {Algorithm.RING, Algorithm.TREE, Algorithm.SHARED_WINDOW};
         for (Algorithm al : algos) {
             for (DataType t : DataType.values()) {
                 for (ReduceOp op : ReduceOp.values()) {

@@ -1,0 +1,117 @@
+package io.rdma4j.collectives;
+
+import io.rdma4j.collectives.algo.Hierarchy;
+import io.rdma4j.collectives.core.Engine;
+import io.rdma4j.collectives.core.FaultBoard;
+import io.rdma4j.transport.IdleStrategy;
+import io.rdma4j.transport.Transport;
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.Transports;
+import io.rdma4j.transport.bootstrap.Store;
+import io.rdma4j.transport.bootstrap.TcpStore;
+
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * How a world comes up: the store from the environment's contract, the transport, the host
+ * identities exchanged through the store (the topology), the per-host shared-memory transport
+ * of the two-hop allreduce, the connections to every peer, and the engine.
+ */
+final class Bootstrap {
+    private static final String HOST_KEY = "rdma4j/comm/host/";
+    private static final Duration HOST_EXCHANGE_TIMEOUT = Duration.ofMinutes(2);
+
+    private Bootstrap() {
+    }
+
+    /** The store {@code env} describes; its server runs in rank 0 unless RDMA4J_STORE_SERVER names the hosting ranks. */
+    static Store store(Map<String, String> env) {
+        TcpStore.Builder sb = TcpStore.builder().fromEnvironment(env);
+        if (env.get(TcpStore.ENV_STORE_SERVER) == null) {
+            sb.hostServer(EnvContract.rank(env) == 0);
+        }
+        return sb.build();
+    }
+
+    static Communicator fromEnvironment(Map<String, String> env, Store store, boolean ownsStore) {
+        Communicator c = Communicator.builder().rank(EnvContract.rank(env)).size(EnvContract.size(env))
+                .store(store, ownsStore)
+                .transportConfig(TransportConfig.builder().fromEnvironment(env).build())
+                .options(CollectiveOptions.fromEnv(env))
+                .hostId(env.get("RDMA4J_HOST_ID"))
+                .build();
+        EnvContract.checkLocal(env, c.localRank(), c.localSize(), c.topology());
+        return c;
+    }
+
+    /** Creates what the builder did not get, connects, and returns the world; closes what it created if that fails. */
+    static World openWorld(CommunicatorBuilder b) {
+        int rank = b.rank;
+        int size = b.size;
+        Store store = b.store;
+        CollectiveOptions opts = b.options != null ? b.options : CollectiveOptions.fromEnv(System.getenv());
+        TransportConfig tc = b.transportConfig != null ? b.transportConfig : TransportConfig.fromEnvironment();
+        boolean ownsTransport = b.transport == null;
+        Transport t = ownsTransport ? Transports.create(tc, store, rank, size) : b.transport;
+        Transport local = b.localTransport;
+        boolean ownsLocal = false;
+        try {
+            Topology topo = store == null ? Topology.singleHost(size)
+                    : exchangeHosts(store, rank, size, b.hostId != null ? b.hostId : defaultHostId());
+            boolean multiHost = topo.hosts() > 1 && topo.uniform() && topo.localSize(rank) > 1;
+            if (local == null && b.autoLocal && multiHost && store != null
+                    && !"shm".equals(t.provider())) {
+                local = Transports.create(tc.toBuilder().provider(TransportConfig.Provider.SHM).build(),
+                        store.scoped("rdma4j/local/" + topo.hostOf(rank)), topo.localRank(rank), topo.localSize(rank));
+                ownsLocal = true;
+            }
+            Hierarchy h = multiHost && local != null ? Hierarchy.of(t, local, topo, rank) : null;
+            if (b.eagerConnect) {
+                connectAll(t);
+                if (local != null) {
+                    connectAll(local);
+                }
+            }
+            Engine engine = new Engine(opts.forTransport(t.provider()), new FaultBoard(store),
+                    tc.newIdleStrategy(topo.localSize(rank)), IdleStrategy.oversubscribed(topo.localSize(rank)));
+            return new World(engine, t, ownsTransport, store, b.ownsStore, local, ownsLocal, topo, h, b.policy);
+        } catch (RuntimeException | Error e) {
+            if (ownsLocal) {
+                local.close();
+            }
+            if (ownsTransport) {
+                t.close();
+            }
+            throw e;
+        }
+    }
+
+    /** Ascending peer order on every rank: each pair's two connection calls meet without cycles. */
+    private static void connectAll(Transport t) {
+        for (int p = 0; p < t.size(); p++) {
+            if (p != t.rank()) {
+                t.connection(p);
+            }
+        }
+    }
+
+    private static Topology exchangeHosts(Store store, int rank, int size, String id) {
+        store.set(HOST_KEY + rank, id.getBytes(StandardCharsets.UTF_8));
+        String[] ids = new String[size];
+        for (int r = 0; r < size; r++) {
+            ids[r] = r == rank ? id : new String(store.get(HOST_KEY + r, HOST_EXCHANGE_TIMEOUT), StandardCharsets.UTF_8);
+        }
+        return new Topology(ids);
+    }
+
+    private static String defaultHostId() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            return "localhost";
+        }
+    }
+}

@@ -1,0 +1,278 @@
+package io.rdma4j.collectives;
+
+import io.rdma4j.collectives.algo.Algorithms;
+import io.rdma4j.collectives.core.Binder;
+import io.rdma4j.collectives.core.Call;
+import io.rdma4j.collectives.core.CollectiveKind;
+import io.rdma4j.collectives.core.CollectiveOp;
+import io.rdma4j.collectives.core.CommState;
+import io.rdma4j.collectives.core.Group;
+import io.rdma4j.collectives.reduce.Reducer;
+import io.rdma4j.transport.SharedWindow;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Runs the collectives of one communicator, one at a time (the caller holds the engine): checks
+ * the arguments, fills the reused {@link Call}, binds the caller's segments to registered memory
+ * ({@link Binder}), lets {@link Algorithms} pick and prepare the algorithm and the engine drive
+ * it, and copies the result out.
+ */
+final class CollectiveCalls {
+    private final World world;
+    private final Group group;
+    private final CommState state;
+    private final int[] members;
+    private final boolean twoHop;
+    private final Algorithms algos;
+    private final Call call = new Call();
+    private final Binder binder;
+    private final long[] p2pSendSeq;
+    private final long[] p2pRecvSeq;
+
+    /**
+     * @param isWorld whether this is the world communicator: only a world of several ranks uses
+     *                its transport's shared window (splits share the transport, so its one
+     *                window, but run their own call sequence) and the two-hop hierarchy
+     */
+    CollectiveCalls(World world, Group group, CommState state, boolean isWorld) {
+        this.world = world;
+        this.group = group;
+        this.state = state;
+        this.members = group.worldRanks();
+        this.twoHop = isWorld && world.hierarchy != null;
+        SharedWindow window = isWorld && group.size() > 1 ? world.transport.sharedWindow() : null;
+        this.algos = new Algorithms(world.policy, window, group, world.engine.sleepingWaits());
+        this.binder = new Binder(world.transport, world.engine.staging(world.transport));
+        this.p2pSendSeq = new long[group.size()];
+        this.p2pRecvSeq = new long[group.size()];
+    }
+
+    private int rank() {
+        return group.rank();
+    }
+
+    private int size() {
+        return group.size();
+    }
+
+    /** Throws why no new call can run: closed, aborted or broken. */
+    void checkUsable() {
+        state.checkUsable(rank(), size());
+    }
+
+    /** The allreduce algorithm for {@code bytes}: {@code forced} (else the options' one) if it can run, else the policy's choice. */
+    Algorithm algorithmFor(long bytes, Algorithm forced) {
+        return world.policy.choose(bytes, size(), twoHop, algos.windowBytes(),
+                forced != null ? forced : world.engine.options().algorithm());
+    }
+
+    void execute(Request r) {
+        switch (r.kind) {
+            case ALL_REDUCE -> allReduce(r.send, r.recv, r.count, r.type, r.op, r.algorithm);
+            case REDUCE_SCATTER -> reduceScatter(r.send, r.recv, r.count, r.type, r.op);
+            case ALL_GATHER -> allGather(CollectiveKind.ALL_GATHER, r.send, r.recv, r.count, r.type);
+            case BROADCAST -> broadcast(r.send, r.count, r.type, r.root);
+            case REDUCE -> reduce(r.send, r.recv, r.count, r.type, r.op, r.root);
+            case BARRIER -> barrier();
+            case ALL_TO_ALL -> allToAll(r.send, r.recv, r.count, r.type);
+            case SEND, RECV -> pointToPoint(r.kind == Request.Kind.SEND, r.send, r.count, r.type, r.root);
+        }
+    }
+
+    /** The allgather of a {@link Split}'s contributions, in place. */
+    void gatherSplit(Split s) {
+        MemorySegment all = s.contributions();
+        allGather(CollectiveKind.SPLIT, all.asSlice(Split.fieldsPerRank() * Long.BYTES * rank(),
+                Split.fieldsPerRank() * Long.BYTES), all, Split.fieldsPerRank(), DataType.I64);
+    }
+
+    private void allReduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
+                           Algorithm forced) {
+        long bytes = checkCount(count, type);
+        checkSize("allReduce send", send, bytes);
+        checkSize("allReduce recv", recv, bytes);
+        if (op == null) {
+            throw new IllegalArgumentException("reduce op must not be null");
+        }
+        Algorithm a = algorithmFor(bytes, forced);
+        Call c = begin(CollectiveKind.ALL_REDUCE, type, op, count, -1, a.ordinal());
+        if (size() == 1) {
+            Binder.copyIfDistinct(send, recv, bytes);
+            return;
+        }
+        boolean bound = Algorithms.usesRegisteredBuffers(a);
+        if (bound) {
+            binder.bindInOut(c, send, recv, bytes, bytes, true);
+        }
+        drive(algos.allReduce(a, group, world.hierarchy, world.engine, c, send, recv));
+        if (bound) {
+            binder.finishOut(c, recv, bytes);
+        }
+    }
+
+    private void reduceScatter(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op) {
+        long bytes = checkCount(count, type);
+        long total = Math.multiplyExact(bytes, (long) size());
+        checkSize("reduceScatter send", send, total);
+        checkSize("reduceScatter recv", recv, bytes);
+        Call c = begin(CollectiveKind.REDUCE_SCATTER, type, op, count, -1, -1);
+        if (size() == 1) {
+            Binder.copyIfDistinct(send, recv, bytes);
+            return;
+        }
+        binder.bindInOut(c, send, recv, total, bytes, false);
+        drive(algos.reduceScatter(group, world.engine, c));
+        binder.finishOut(c, recv, bytes);
+    }
+
+    private void allGather(CollectiveKind kind, MemorySegment send, MemorySegment recv, long count, DataType type) {
+        long bytes = checkCount(count, type);
+        long total = Math.multiplyExact(bytes, (long) size());
+        checkSize("allGather send", send, bytes);
+        checkSize("allGather recv", recv, total);
+        Call c = begin(kind, type, null, count, -1, -1);
+        MemorySegment own = recv.asSlice(bytes * rank(), bytes);
+        if (!Binder.sameMemory(send, own)) {
+            MemorySegment.copy(send, 0, own, 0, bytes);
+        }
+        if (size() == 1) {
+            return;
+        }
+        // The own block is already in place, so the ring reads it from the receive buffer.
+        binder.bindInOut(c, recv, recv, total, total, true);
+        c.send = c.recv;
+        c.sendOff = c.recvOff + bytes * rank();
+        drive(algos.allGather(group, world.engine, c));
+        binder.finishOut(c, recv, total);
+    }
+
+    private void broadcast(MemorySegment data, long count, DataType type, int root) {
+        long bytes = checkCount(count, type);
+        checkRoot(root);
+        checkSize("broadcast data", data, bytes);
+        Call c = begin(CollectiveKind.BROADCAST, type, null, count, root, -1);
+        if (size() == 1) {
+            return;
+        }
+        binder.bindInOut(c, data, data, bytes, bytes, rank() == root);
+        drive(algos.broadcast(group, world.engine, c));
+        if (rank() != root) {
+            binder.finishOut(c, data, bytes);
+        }
+    }
+
+    private void reduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op, int root) {
+        long bytes = checkCount(count, type);
+        checkRoot(root);
+        checkSize("reduce send", send, bytes);
+        boolean isRoot = rank() == root;
+        if (isRoot) {
+            checkSize("reduce recv", recv, bytes);
+        }
+        Call c = begin(CollectiveKind.REDUCE, type, op, count, root, -1);
+        if (size() == 1) {
+            Binder.copyIfDistinct(send, recv, bytes);
+            return;
+        }
+        if (isRoot) {
+            binder.bindInOut(c, send, recv, bytes, bytes, true);
+        } else {
+            c.send = binder.bind(send, bytes, 0, true);
+            c.sendOff = 0;
+            c.recv = null;
+            c.recvOff = 0;
+        }
+        drive(algos.reduce(group, world.engine, c));
+        if (isRoot) {
+            binder.finishOut(c, recv, bytes);
+        }
+    }
+
+    private void barrier() {
+        Call c = begin(CollectiveKind.BARRIER, null, null, 0, -1, -1);
+        if (size() == 1) {
+            return;
+        }
+        drive(algos.barrier(group, world.engine, c));
+    }
+
+    private void allToAll(MemorySegment send, MemorySegment recv, long count, DataType type) {
+        long bytes = checkCount(count, type);
+        long total = Math.multiplyExact(bytes, (long) size());
+        checkSize("allToAll send", send, total);
+        checkSize("allToAll recv", recv, total);
+        if (Binder.sameMemory(send, recv) || Binder.overlaps(send, recv)) {
+            throw new IllegalArgumentException("allToAll needs distinct send and receive buffers");
+        }
+        Call c = begin(CollectiveKind.ALL_TO_ALL, type, null, count, -1, -1);
+        MemorySegment.copy(send, bytes * rank(), recv, bytes * rank(), bytes);
+        if (size() == 1) {
+            return;
+        }
+        binder.bindInOut(c, send, recv, total, total, true);
+        drive(algos.allToAll(group, world.engine, c));
+        binder.finishOut(c, recv, total);
+    }
+
+    private void pointToPoint(boolean isSend, MemorySegment data, long count, DataType type, int peer) {
+        long bytes = checkCount(count, type);
+        if (peer < 0 || peer >= size() || peer == rank()) {
+            throw new IllegalArgumentException("peer " + peer + " is not another rank of this communicator of "
+                    + size());
+        }
+        checkSize(isSend ? "send data" : "recv data", data, bytes);
+        checkUsable();
+        long seq = isSend ? p2pSendSeq[peer]++ : p2pRecvSeq[peer]++;
+        Call c = begin(CollectiveKind.SEND_RECV, type, null, count, -1, -1, seq);
+        binder.bindInOut(c, data, data, bytes, bytes, isSend);
+        drive(algos.pointToPoint(group, world.engine, c, isSend, peer));
+        if (!isSend) {
+            binder.finishOut(c, data, bytes);
+        }
+    }
+
+    private Call begin(CollectiveKind kind, DataType type, ReduceOp op, long count, int root, int algo) {
+        checkUsable();
+        return begin(kind, type, op, count, root, algo, state.nextSeq());
+    }
+
+    private Call begin(CollectiveKind kind, DataType type, ReduceOp op, long count, int root, int algo, long seq) {
+        Call c = call;
+        c.identity.set(kind, type, op, count, root, algo, seq);
+        c.identity.sender = members[rank()];
+        c.type = type;
+        c.op = op;
+        c.reducer = type != null && op != null ? Reducer.of(type, op) : null;
+        c.count = count;
+        c.root = root;
+        c.contributors = size();
+        return c;
+    }
+
+    private void drive(CollectiveOp op) {
+        world.engine.drive(op, state, members);
+    }
+
+    private static long checkCount(long count, DataType type) {
+        if (type == null) {
+            throw new IllegalArgumentException("data type must not be null");
+        }
+        return type.bytes(count);
+    }
+
+    private static void checkSize(String what, MemorySegment seg, long bytes) {
+        if (seg == null) {
+            throw new IllegalArgumentException(what + " buffer is null");
+        }
+        if (seg.byteSize() < bytes) {
+            throw new IllegalArgumentException(what + " buffer holds " + seg.byteSize() + " bytes, needs " + bytes);
+        }
+    }
+
+    private void checkRoot(int root) {
+        if (root < 0 || root >= size()) {
+            throw new IllegalArgumentException("root " + root + " outside communicator of size " + size());
+        }
+    }
+}

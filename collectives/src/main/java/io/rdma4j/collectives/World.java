@@ -1,0 +1,68 @@
+package io.rdma4j.collectives;
+
+import io.rdma4j.collectives.algo.Hierarchy;
+import io.rdma4j.collectives.core.Engine;
+import io.rdma4j.transport.Transport;
+import io.rdma4j.transport.bootstrap.Store;
+
+/**
+ * What a world communicator and its splits share: the engine (one collective at a time over
+ * the shared transport), the transports, the store, the topology, the policy and the context
+ * ids. Released by the world communicator, which closes only what it created.
+ */
+final class World {
+    final Engine engine;
+    final Transport transport;
+    final Store store;
+    /** The per-host shared-memory transport of the two-hop allreduce, or null. */
+    final Transport localTransport;
+    final Topology topology;
+    /** The two-hop groups, or null when the world does not span several uniform hosts. */
+    final Hierarchy hierarchy;
+    final AlgorithmPolicy policy;
+    final ContextIds contextIds = new ContextIds();
+    private final boolean ownsTransport;
+    private final boolean ownsStore;
+    private final boolean ownsLocal;
+
+    World(Engine engine, Transport transport, boolean ownsTransport, Store store, boolean ownsStore,
+          Transport localTransport, boolean ownsLocal, Topology topology, Hierarchy hierarchy, AlgorithmPolicy policy) {
+        this.engine = engine;
+        this.transport = transport;
+        this.ownsTransport = ownsTransport;
+        this.store = store;
+        this.ownsStore = ownsStore;
+        this.localTransport = localTransport;
+        this.ownsLocal = ownsLocal;
+        this.topology = topology;
+        this.hierarchy = hierarchy;
+        this.policy = policy;
+    }
+
+    /** Unblocks everything waiting in the transports. */
+    void abortTransports(CollectiveException cause) {
+        transport.abort(cause);
+        if (localTransport != null) {
+            localTransport.abort(cause);
+        }
+    }
+
+    /** Releases the staging memory, then the transports and the store this world created. */
+    void close() {
+        engine.lock().lock();
+        try {
+            engine.close();
+        } finally {
+            engine.lock().unlock();
+        }
+        if (ownsLocal) {
+            localTransport.close();
+        }
+        if (ownsTransport) {
+            transport.close();
+        }
+        if (ownsStore) {
+            store.close();
+        }
+    }
+}
