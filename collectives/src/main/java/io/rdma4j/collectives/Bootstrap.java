@@ -40,7 +40,7 @@ final class Bootstrap {
         Communicator c = Communicator.builder().rank(EnvContract.rank(env)).size(EnvContract.size(env))
                 .store(store, ownsStore)
                 .transportConfig(TransportConfig.builder().fromEnvironment(env).build())
-                .options(CollectiveOptions.fromEnv(env))
+                .options(CollectiveOptions.fromEnvironment(env))
                 .hostId(env.get("RDMA4J_HOST_ID"))
                 .build();
         EnvContract.checkLocal(env, c.localRank(), c.localSize(), c.topology());
@@ -52,7 +52,7 @@ final class Bootstrap {
         int rank = b.rank;
         int size = b.size;
         Store store = b.store;
-        CollectiveOptions opts = b.options != null ? b.options : CollectiveOptions.fromEnv(System.getenv());
+        CollectiveOptions opts = b.options != null ? b.options : CollectiveOptions.fromEnvironment(System.getenv());
         TransportConfig tc = b.transportConfig != null ? b.transportConfig : TransportConfig.fromEnvironment();
         boolean ownsTransport = b.transport == null;
         Transport t = ownsTransport ? Transports.create(tc, store, rank, size) : b.transport;

@@ -75,7 +75,7 @@ public record CollectiveOptions(Duration timeout, int chunkBytes, int window, in
     }
 
     /** Defaults overridden by the RDMA4J_* variables present in {@code env}. */
-    public static CollectiveOptions fromEnv(Map<String, String> env) {
+    public static CollectiveOptions fromEnvironment(Map<String, String> env) {
         CollectiveOptions o = defaults();
         String v;
         if ((v = env.get("RDMA4J_ALGO")) != null && !v.isBlank()) {
@@ -85,15 +85,24 @@ public record CollectiveOptions(Duration timeout, int chunkBytes, int window, in
             o = o.withTimeout(Duration.ofMillis(parse("RDMA4J_TIMEOUT_MS", v)));
         }
         if ((v = env.get("RDMA4J_CHUNK_BYTES")) != null && !v.isBlank()) {
-            o = o.withChunkBytes((int) parse("RDMA4J_CHUNK_BYTES", v));
+            o = o.withChunkBytes(parseInt("RDMA4J_CHUNK_BYTES", v));
         }
         if ((v = env.get("RDMA4J_WINDOW")) != null && !v.isBlank()) {
-            o = o.withWindow((int) parse("RDMA4J_WINDOW", v));
+            o = o.withWindow(parseInt("RDMA4J_WINDOW", v));
         }
         if ((v = env.get("RDMA4J_CHANNELS")) != null && !v.isBlank()) {
-            o = o.withChannels((int) parse("RDMA4J_CHANNELS", v));
+            o = o.withChannels(parseInt("RDMA4J_CHANNELS", v));
         }
         return o;
+    }
+
+    /** An int setting; a value beyond int is refused here rather than wrapped into a valid-looking one. */
+    private static int parseInt(String name, String v) {
+        long value = parse(name, v);
+        if (value != (int) value) {
+            throw new IllegalArgumentException(name + " is out of range: " + v.trim());
+        }
+        return (int) value;
     }
 
     private static long parse(String name, String v) {

@@ -61,20 +61,24 @@ class AlgorithmPolicyTest {
 
     @Test
     void optionsFromEnvironment() {
-        CollectiveOptions o = CollectiveOptions.fromEnv(Map.of("RDMA4J_ALGO", "Tree", "RDMA4J_TIMEOUT_MS", "1234",
+        CollectiveOptions o = CollectiveOptions.fromEnvironment(Map.of("RDMA4J_ALGO", "Tree", "RDMA4J_TIMEOUT_MS", "1234",
                 "RDMA4J_CHUNK_BYTES", "8192", "RDMA4J_WINDOW", "3", "RDMA4J_CHANNELS", "2"));
         assertEquals(Algorithm.TREE, o.algorithm());
         assertEquals(Duration.ofMillis(1234), o.timeout());
         assertEquals(8192, o.chunkBytes());
         assertEquals(3, o.window());
         assertEquals(2, o.channels());
-        assertNull(CollectiveOptions.fromEnv(Map.of()).algorithm());
+        assertNull(CollectiveOptions.fromEnvironment(Map.of()).algorithm());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> CollectiveOptions.fromEnv(Map.of("RDMA4J_ALGO", "butterfly")));
+                () -> CollectiveOptions.fromEnvironment(Map.of("RDMA4J_ALGO", "butterfly")));
         assertTrue(e.getMessage().contains("ring, tree, rhd, twohop or window"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.fromEnv(Map.of("RDMA4J_WINDOW", "x")));
+        e = assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.fromEnvironment(Map.of("RDMA4J_WINDOW", "x")));
         assertTrue(e.getMessage().contains("RDMA4J_WINDOW"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.defaults().withChunkBytes(100));
+        // 2^32 + 64 would wrap to a valid-looking 64 if cast
+        e = assertThrows(IllegalArgumentException.class,
+                () -> CollectiveOptions.fromEnvironment(Map.of("RDMA4J_CHUNK_BYTES", "4294967360")));
+        assertEquals("RDMA4J_CHUNK_BYTES is out of range: 4294967360", e.getMessage());
     }
 
     @Test
@@ -90,7 +94,7 @@ class AlgorithmPolicyTest {
         assertEquals(4, shm.window());
         assertEquals(shm, d.forTransport("tcp"));
         assertEquals(shm, d.forTransport("an application's own"));
-        CollectiveOptions set = CollectiveOptions.fromEnv(Map.of("RDMA4J_CHUNK_BYTES", "8192")).forTransport("verbs");
+        CollectiveOptions set = CollectiveOptions.fromEnvironment(Map.of("RDMA4J_CHUNK_BYTES", "8192")).forTransport("verbs");
         assertEquals(8192, set.chunkBytes());
         assertEquals(8, set.window());
         assertEquals(3, d.withWindow(3).forTransport("verbs").window());

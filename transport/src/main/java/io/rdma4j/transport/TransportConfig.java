@@ -353,7 +353,7 @@ public final class TransportConfig {
             return switch (v.toLowerCase(Locale.ROOT)) {
                 case "1", "true", "yes", "on" -> true;
                 case "0", "false", "no", "off" -> false;
-                default -> throw new IllegalArgumentException("not a boolean (true/false/1/0)");
+                default -> throw new IllegalArgumentException("not a boolean (1/true/yes/on or 0/false/no/off)");
             };
         }
 
