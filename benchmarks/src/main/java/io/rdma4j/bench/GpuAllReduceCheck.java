@@ -5,7 +5,7 @@ import io.rdma4j.bench.launch.LocalJob;
 import io.rdma4j.collectives.Communicator;
 import io.rdma4j.collectives.DataType;
 import io.rdma4j.collectives.ReduceOp;
-import io.rdma4j.collectives.gpu.DeviceAllReduce;
+import io.rdma4j.gpu.DeviceAllReduce;
 import io.rdma4j.cuda.Cuda;
 import io.rdma4j.cuda.CudaContext;
 import io.rdma4j.cuda.CudaDevice;

@@ -1,4 +1,4 @@
-package io.rdma4j.transport.gpu;
+package io.rdma4j.gpu;
 
 import java.io.IOException;
 import java.nio.file.Files;

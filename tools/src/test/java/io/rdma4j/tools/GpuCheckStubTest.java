@@ -1,4 +1,4 @@
-package io.rdma4j.cuda;
+package io.rdma4j.tools;
 
 import io.rdma4j.cuda.testing.StubCuda;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,4 +1,4 @@
-package io.rdma4j.collectives.gpu;
+package io.rdma4j.gpu;
 
 import io.rdma4j.collectives.Communicator;
 import io.rdma4j.collectives.DataType;
@@ -8,16 +8,14 @@ import io.rdma4j.cuda.CudaEvent;
 import io.rdma4j.cuda.CudaStream;
 import io.rdma4j.cuda.DeviceBuffer;
 import io.rdma4j.cuda.PinnedHostBuffer;
-import io.rdma4j.transport.gpu.GpuDirect;
-import io.rdma4j.transport.gpu.GpuDirectSupport;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 
 /**
  * Allreduce of device memory ({@link DeviceBuffer}) over a {@link Communicator}, in place. The
- * path is chosen once, when this is created, and logged ({@link #path()}); today it is always
- * {@link DevicePath.Kind#STAGED} (see {@link DevicePath} for why, even with GPUDirect RDMA).
+ * path is decided once, when this is created, and logged ({@link #path()}): staged through
+ * host memory (see {@link DevicePath} for why, even with GPUDirect RDMA).
  *
  * <p>Staged path: the buffer is cut into chunks of {@link #chunkBytes()}; each goes device ->
  * pinned host slot (D2H on this instance's stream), is allreduced on the host by the
@@ -96,8 +94,7 @@ public final class DeviceAllReduce implements AutoCloseable {
             slots[i] = bounceMemory.asSlice(i * chunkBytes, chunkBytes);
         }
         this.stream = s;
-        LOG.log(Level.INFO, "rank {0}: allreduce on device buffers of {1} takes the {2} path: {3}", comm.rank(),
-                context.device(), path.kind(), path.reason());
+        LOG.log(Level.INFO, "rank {0}: allreduce on device buffers of {1}: {2}", comm.rank(), context.device(), path);
     }
 
     /** The path every allreduce of this instance takes, and why. */

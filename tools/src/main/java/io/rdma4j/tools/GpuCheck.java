@@ -1,4 +1,16 @@
-package io.rdma4j.cuda;
+package io.rdma4j.tools;
+
+import io.rdma4j.cuda.Cuda;
+import io.rdma4j.cuda.CudaContext;
+import io.rdma4j.cuda.CudaDevice;
+import io.rdma4j.cuda.CudaEvent;
+import io.rdma4j.cuda.CudaException;
+import io.rdma4j.cuda.CudaMemoryType;
+import io.rdma4j.cuda.CudaProbe;
+import io.rdma4j.cuda.CudaStream;
+import io.rdma4j.cuda.DeviceBuffer;
+import io.rdma4j.cuda.DmaBuf;
+import io.rdma4j.cuda.PinnedHostBuffer;
 
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;

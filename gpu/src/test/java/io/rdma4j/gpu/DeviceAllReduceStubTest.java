@@ -1,4 +1,4 @@
-package io.rdma4j.collectives.gpu;
+package io.rdma4j.gpu;
 
 import io.rdma4j.cuda.testing.StubCuda;
 import io.rdma4j.transport.testing.RankProcesses;
@@ -39,7 +39,7 @@ class DeviceAllReduceStubTest {
             for (int r = 0; r < 2; r++) {
                 String out = ranks.output(r);
                 assertTrue(out.contains("DEVICE ALLREDUCE OK"), out);
-                assertTrue(out.contains("PATH STAGED (the " + provider + " transport moves host memory only"), out);
+                assertTrue(out.contains("PATH staged through host memory (the " + provider + " transport moves host memory only"), out);
                 assertTrue(out.contains("GPUDirect RDMA detection: UNAVAILABLE: no RDMA device"), out);
             }
             System.out.println(provider + " rank 0:\n" + ranks.output(0));

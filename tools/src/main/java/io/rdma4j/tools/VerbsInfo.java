@@ -1,4 +1,14 @@
-package io.rdma4j.verbs;
+package io.rdma4j.tools;
+
+import io.rdma4j.verbs.DeviceAttributes;
+import io.rdma4j.verbs.DeviceContext;
+import io.rdma4j.verbs.DeviceDiscovery;
+import io.rdma4j.verbs.DeviceInfo;
+import io.rdma4j.verbs.GidEntry;
+import io.rdma4j.verbs.Mtu;
+import io.rdma4j.verbs.PortAttributes;
+import io.rdma4j.verbs.RdmaDevices;
+import io.rdma4j.verbs.VerbsException;
 
 import java.io.PrintStream;
 import java.util.List;

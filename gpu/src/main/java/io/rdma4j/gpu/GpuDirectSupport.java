@@ -1,4 +1,4 @@
-package io.rdma4j.transport.gpu;
+package io.rdma4j.gpu;
 
 /**
  * Whether an RDMA NIC can read and write GPU memory directly (GPUDirect RDMA), by which

@@ -1,4 +1,4 @@
-package io.rdma4j.transport.gpu;
+package io.rdma4j.gpu;
 
 import io.rdma4j.cuda.Cuda;
 import io.rdma4j.cuda.CudaProbe;

@@ -1,4 +1,4 @@
-package io.rdma4j.collectives.gpu;
+package io.rdma4j.gpu;
 
 import io.rdma4j.collectives.Communicator;
 import io.rdma4j.collectives.DataType;
