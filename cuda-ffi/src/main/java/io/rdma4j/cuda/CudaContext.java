@@ -1,5 +1,6 @@
 package io.rdma4j.cuda;
 
+import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.cuda.ffi.CudaDriver;
 
 import java.lang.foreign.Arena;
@@ -14,7 +15,7 @@ import java.lang.foreign.MemorySegment;
  * context current on the calling thread first (cuCtxSetCurrent only sets a thread-local in the
  * driver); callers never need {@link #makeCurrent()} for rdma4j's own calls.
  */
-public final class CudaContext extends CudaResource {
+public final class CudaContext extends NativeResource {
     private final CudaDevice device;
     private final MemorySegment handle;
 
@@ -107,7 +108,7 @@ public final class CudaContext extends CudaResource {
     }
 
     @Override
-    void release() {
+    protected void release() {
         CudaResult.check(CudaDriver.cuDevicePrimaryCtxRelease_v2(device.handle()), "cuDevicePrimaryCtxRelease_v2",
                 device);
     }

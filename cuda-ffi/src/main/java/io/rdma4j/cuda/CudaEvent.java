@@ -1,5 +1,6 @@
 package io.rdma4j.cuda;
 
+import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.cuda.ffi.CudaDriver;
 
 import java.lang.foreign.Arena;
@@ -10,7 +11,7 @@ import java.time.Duration;
  * A CUDA event: a marker recorded into a stream, completed when the work before it is; with
  * timing, two events measure GPU time between them (how the CUDA samples time copies).
  */
-public final class CudaEvent extends CudaResource {
+public final class CudaEvent extends NativeResource {
     private final CudaContext context;
     private final MemorySegment handle;
     private final boolean timing;
@@ -100,7 +101,7 @@ public final class CudaEvent extends CudaResource {
     }
 
     @Override
-    void release() {
+    protected void release() {
         context.bind();
         CudaResult.check(CudaDriver.cuEventDestroy_v2(handle), "cuEventDestroy_v2", this);
     }

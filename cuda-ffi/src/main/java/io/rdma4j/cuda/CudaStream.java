@@ -1,5 +1,6 @@
 package io.rdma4j.cuda;
 
+import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.cuda.ffi.CudaDriver;
 
 import java.lang.foreign.Arena;
@@ -10,7 +11,7 @@ import java.time.Duration;
  * A CUDA stream (non-blocking with respect to the legacy default stream): operations queued on
  * it run in order, concurrently with other streams and with the host.
  */
-public final class CudaStream extends CudaResource {
+public final class CudaStream extends NativeResource {
     private final CudaContext context;
     private final MemorySegment handle;
 
@@ -87,7 +88,7 @@ public final class CudaStream extends CudaResource {
     }
 
     @Override
-    void release() {
+    protected void release() {
         context.bind();
         CudaResult.check(CudaDriver.cuStreamDestroy_v2(handle), "cuStreamDestroy_v2", this);
     }

@@ -1,5 +1,8 @@
 package io.rdma4j.cuda;
 
+import io.rdma4j.nativesupport.Checks;
+import io.rdma4j.nativesupport.LibC;
+import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.cuda.ffi.CudaDriver;
 
 import java.lang.foreign.Arena;
@@ -17,6 +20,9 @@ import java.lang.foreign.MemorySegment;
  * ({@link PinnedHostBuffer}) makes a copy truly asynchronous.
  */
 public final class DeviceBuffer implements AutoCloseable {
+    /** What to do about a heap segment handed to a copy (the driver reads host memory by address). */
+    static final String CUDA_COPY = "CUDA copies need native memory (a PinnedHostBuffer's segment, or Arena.allocate)";
+
     private final Allocation allocation;
     private final long address;
     private final long size;
@@ -190,9 +196,9 @@ public final class DeviceBuffer implements AutoCloseable {
 
     private MemorySegment hostRange(MemorySegment host, long hostOffset, long offset, long length, boolean toHost) {
         if (toHost) {
-            Checks.writable(host, "target");
+            Checks.writableNativeMemory(host, "target", CUDA_COPY);
         } else {
-            Checks.nativeHost(host, "source");
+            Checks.nativeMemory(host, "source", CUDA_COPY);
         }
         Checks.range(hostOffset, length, host.byteSize(), toHost ? "the target segment" : "the source segment");
         Checks.range(offset, length, size, this);
@@ -215,7 +221,7 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     /** The allocation behind a buffer and its slices. */
-    private static final class Allocation extends CudaResource {
+    private static final class Allocation extends NativeResource {
         final CudaContext context;
         final long address;
         final long size;
@@ -229,7 +235,7 @@ public final class DeviceBuffer implements AutoCloseable {
         }
 
         @Override
-        void release() {
+        protected void release() {
             context.bind();
             CudaResult.check(CudaDriver.cuMemFree_v2(address), "cuMemFree_v2", this);
         }

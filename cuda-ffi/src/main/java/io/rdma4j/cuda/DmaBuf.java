@@ -1,5 +1,7 @@
 package io.rdma4j.cuda;
 
+import io.rdma4j.nativesupport.LibC;
+
 /**
  * A dma-buf file descriptor exporting device memory (from {@link DeviceBuffer#exportDmaBuf()}),
  * with what ibv_reg_dmabuf_mr needs to register the buffer: the buffer's {@link #offset()} inside

@@ -1,5 +1,7 @@
 package io.rdma4j.cuda;
 
+import io.rdma4j.nativesupport.Checks;
+import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.cuda.ffi.CudaDriver;
 
 import java.lang.foreign.MemorySegment;
@@ -9,7 +11,7 @@ import java.lang.foreign.MemorySegment;
  * buffer that is already registered with an RDMA NIC and should also be a fast copy target.
  * The memory must outlive the registration; close() unregisters it (idempotent).
  */
-public final class HostRegistration extends CudaResource {
+public final class HostRegistration extends NativeResource {
     private final CudaContext context;
     private final MemorySegment memory;
 
@@ -21,7 +23,7 @@ public final class HostRegistration extends CudaResource {
     }
 
     static HostRegistration register(CudaContext context, MemorySegment memory) {
-        Checks.nativeHost(memory, "memory");
+        Checks.nativeMemory(memory, "memory", DeviceBuffer.CUDA_COPY);
         Checks.positive("memory.byteSize()", memory.byteSize());
         context.makeCurrent();
         CudaResult.check(CudaDriver.cuMemHostRegister_v2(memory, memory.byteSize(),
@@ -41,7 +43,7 @@ public final class HostRegistration extends CudaResource {
     }
 
     @Override
-    void release() {
+    protected void release() {
         context.bind();
         CudaResult.check(CudaDriver.cuMemHostUnregister(memory), "cuMemHostUnregister", this);
     }

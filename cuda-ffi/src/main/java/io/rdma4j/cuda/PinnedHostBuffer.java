@@ -1,5 +1,7 @@
 package io.rdma4j.cuda;
 
+import io.rdma4j.nativesupport.Checks;
+import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.cuda.ffi.CudaDriver;
 
 import java.lang.foreign.Arena;
@@ -12,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  * MemoryRegion, Transport.register). After close the segment is invalid: any access throws
  * IllegalStateException instead of touching freed memory.
  */
-public final class PinnedHostBuffer extends CudaResource {
+public final class PinnedHostBuffer extends NativeResource {
     private final CudaContext context;
     private final MemorySegment segment;
     private final Arena scope;
@@ -76,7 +78,7 @@ public final class PinnedHostBuffer extends CudaResource {
     }
 
     @Override
-    void release() {
+    protected void release() {
         // Invalidate the segment first, so that nothing can read it after the driver frees it.
         scope.close();
         context.bind();

@@ -1,5 +1,6 @@
 package io.rdma4j.cuda;
 
+import io.rdma4j.nativesupport.LibC;
 import io.rdma4j.cuda.testing.StubCuda;
 import io.rdma4j.cuda.ffi.CudaDriver;
 import org.junit.jupiter.api.AfterEach;
@@ -234,7 +235,7 @@ class CudaStubDriverTest {
     }
 
     @Test
-    void closingTheContextFreesEverythingItOwnsAndReleasesTheRetain() {
+    void theContextKeepsItsRetainUntilEverythingMadeOnItIsClosed() {
         int buffers = stub.liveDeviceAllocations();
         int pinned = stub.liveHostAllocations();
         int streams = stub.liveStreams();
@@ -249,13 +250,20 @@ class CudaStubDriverTest {
         assertEquals(pinned + 1, stub.liveHostAllocations());
         ctx.close();
         ctx.close();
-        assertEquals(0, stub.primaryContextRetains(1));
+        assertEquals(1, stub.primaryContextRetains(1), "the buffers, stream and event still use the context");
+        assertThrows(IllegalStateException.class, () -> ctx.allocate(1), "nothing new on a closed context");
+        b.fill((byte) 7); // still usable
+        assertTrue(s.isIdle());
+        b.close();
+        p.close();
+        s.close();
+        assertEquals(1, stub.primaryContextRetains(1), "the event still uses it");
+        e.close();
+        assertEquals(0, stub.primaryContextRetains(1), "the last one out releases the retain");
         assertEquals(buffers, stub.liveDeviceAllocations());
         assertEquals(pinned, stub.liveHostAllocations());
         assertEquals(streams, stub.liveStreams());
         assertEquals(events, stub.liveEvents());
-        assertTrue(b.isClosed() && p.isClosed() && s.isClosed() && e.isClosed());
-        assertThrows(IllegalStateException.class, () -> ctx.allocate(1));
         assertThrows(IllegalStateException.class, s::isIdle);
     }
 

@@ -1,5 +1,7 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.nativesupport.Checks;
+import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.verbs.ffi.RdmaCm;
 import io.rdma4j.verbs.ffi.ibv_qp;
 import io.rdma4j.verbs.ffi.ibv_qp_cap;
@@ -240,6 +242,13 @@ public final class CmId extends NativeResource {
     MemorySegment segment() {
         ensureOpen();
         return id;
+    }
+
+    @Override
+    protected void closeOwned() {
+        if (context != null) {
+            context.close();
+        }
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_mr;
 

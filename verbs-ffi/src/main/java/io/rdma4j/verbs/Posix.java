@@ -1,42 +1,32 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.nativesupport.Checks;
+import io.rdma4j.nativesupport.LibC;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.pollfd;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 
 /**
- * The two POSIX calls that make the blocking verbs/rdma_cm event calls bounded: the event fd is
+ * The two POSIX calls (through {@link LibC}) that make the blocking verbs/rdma_cm event calls
+ * bounded: the event fd is
  * switched to non-blocking once, and every wait is a poll(2) with a timeout before the (then
  * non-blocking) read of the event.
  */
-@SuppressWarnings("restricted")
 final class Posix {
-    private static final MethodHandle POLL = Downcalls.errnoCapturing(Verbs.poll$address(), Verbs.poll$descriptor());
-    private static final MethodHandle FCNTL_INT = Linker.nativeLinker().downcallHandle(Verbs.fcntl.address(),
-            FunctionDescriptor.of(Verbs.C_INT, Verbs.C_INT, Verbs.C_INT, Verbs.C_INT),
-            Linker.Option.firstVariadicArg(2), Linker.Option.captureCallState("errno"));
-
     private Posix() {
     }
 
     /** Sets O_NONBLOCK on {@code fd}; {@code owner} names the fd in errors. */
     static void setNonBlocking(int fd, String owner) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment errno = Downcalls.captureState(arena);
-            int flags = (int) FCNTL_INT.invokeExact(errno, fd, Verbs.F_GETFL(), 0);
-            if (flags < 0) {
-                throw new VerbsException("fcntl(F_GETFL) on the fd of " + owner, Errno.captured(errno));
-            }
-            if ((int) FCNTL_INT.invokeExact(errno, fd, Verbs.F_SETFL(), flags | Verbs.O_NONBLOCK()) < 0) {
-                throw new VerbsException("fcntl(F_SETFL, O_NONBLOCK) on the fd of " + owner, Errno.captured(errno));
-            }
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+        int flags = LibC.fcntl(fd, Verbs.F_GETFL(), 0);
+        if (flags < 0) {
+            throw new VerbsException("fcntl(F_GETFL) on the fd of " + owner, -flags);
+        }
+        int rc = LibC.fcntl(fd, Verbs.F_SETFL(), flags | Verbs.O_NONBLOCK());
+        if (rc < 0) {
+            throw new VerbsException("fcntl(F_SETFL, O_NONBLOCK) on the fd of " + owner, -rc);
         }
     }
 
@@ -51,26 +41,22 @@ final class Posix {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment fds = pollfd.allocate(arena);
-            MemorySegment errno = Downcalls.captureState(arena);
             while (true) {
                 long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
                 pollfd.fd(fds, fd);
                 pollfd.events(fds, (short) Verbs.POLLIN());
                 pollfd.revents(fds, (short) 0);
-                int n = (int) POLL.invokeExact(errno, fds, 1L, (int) left);
+                int n = LibC.poll(fds, 1, (int) left);
                 if (n > 0) {
                     return;
                 }
                 if (n == 0) {
                     throw new VerbsTimeoutException(awaited, timeoutMillis);
                 }
-                int e = Errno.captured(errno);
-                if (e != Verbs.EINTR()) {
-                    throw new VerbsException("poll while waiting for " + awaited, e);
+                if (-n != Verbs.EINTR()) {
+                    throw new VerbsException("poll while waiting for " + awaited, -n);
                 }
             }
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
         }
     }
 }

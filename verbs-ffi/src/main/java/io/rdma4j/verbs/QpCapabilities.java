@@ -1,5 +1,7 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.nativesupport.Checks;
+
 /**
  * Queue sizes of a QP ({@code struct ibv_qp_cap}). On creation the provider may round them up;
  * {@link QueuePair#capabilities()} reports what it granted.

@@ -1,5 +1,7 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.nativesupport.Checks;
+
 import java.util.Objects;
 
 /**

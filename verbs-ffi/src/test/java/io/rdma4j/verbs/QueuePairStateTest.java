@@ -1,5 +1,7 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.nativesupport.NativeResource;
+import io.rdma4j.nativesupport.ResourceClosedException;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_ah_attr;
 import io.rdma4j.verbs.ffi.ibv_gid;

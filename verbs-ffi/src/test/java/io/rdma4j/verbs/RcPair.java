@@ -76,7 +76,12 @@ final class RcPair implements AutoCloseable {
         @Override
         public void close() {
             wcs.close();
+            qp.close();
+            mr.close();
+            cq.close();
+            pd.close();
             ctx.close();
+            assertTrue(ctx.isReleased(), "still open on " + ctx.description() + ": " + ctx.pendingChildren());
             arena.close();
         }
     }

@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.*;
@@ -98,63 +97,5 @@ class ValidationTest {
             verbs_context.query_port(vctx, MemorySegment.NULL);
             assertNull(DeviceContext.verbsContextOf(ctx), "op not implemented");
         }
-    }
-
-    /** A resource tree without native handles, recording the order of release(). */
-    static final class Node extends NativeResource {
-        final List<String> log;
-
-        Node(String name, NativeResource parent, List<String> log) {
-            this(name, log, parent);
-        }
-
-        Node(String name, List<String> log, NativeResource... parents) {
-            super(name, parents);
-            this.log = log;
-        }
-
-        @Override
-        protected void release() {
-            log.add(description());
-        }
-    }
-
-    @Test
-    void closingAParentClosesOpenChildrenNewestFirstExactlyOnce() {
-        List<String> log = new ArrayList<>();
-        Node ctx = new Node("ctx", null, log);
-        Node pd = new Node("pd", ctx, log);
-        Node mr = new Node("mr", pd, log);
-        Node cq = new Node("cq", ctx, log);
-        Node closedEarly = new Node("early", ctx, log);
-        closedEarly.close();
-        ctx.close();
-        ctx.close();
-        mr.close();
-        assertEquals(List.of("early", "cq", "mr", "pd", "ctx"), log);
-        assertTrue(cq.isClosed());
-        assertEquals("mr is closed", assertThrows(ResourceClosedException.class, mr::ensureOpen).getMessage());
-        assertThrows(ResourceClosedException.class, () -> new Node("late", ctx, log), "no children on a closed parent");
-    }
-
-    @Test
-    void aQpStyleDependentClosesBeforeAnyOfItsParents() {
-        List<String> log = new ArrayList<>();
-        Node ctx = new Node("ctx", null, log);
-        Node pd = new Node("pd", ctx, log);
-        Node cq = new Node("cq", ctx, log);
-        Node qp = new Node("qp", log, pd, cq, cq);
-        ctx.close();
-        // cq is the newest child of ctx: closing it must first close the qp that uses it
-        assertEquals(List.of("qp", "cq", "pd", "ctx"), log);
-        assertTrue(qp.isClosed());
-        Node pd2 = new Node("pd2", null, log);
-        Node cq2 = new Node("cq2", null, log);
-        Node qp2 = new Node("qp2", log, pd2, cq2);
-        qp2.close();
-        log.clear();
-        cq2.close();
-        pd2.close();
-        assertEquals(List.of("cq2", "pd2"), log, "a closed dependent is forgotten by all its parents");
     }
 }

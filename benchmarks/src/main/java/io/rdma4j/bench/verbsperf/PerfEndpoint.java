@@ -109,10 +109,22 @@ final class PerfEndpoint implements AutoCloseable {
         return mtu;
     }
 
+    /**
+     * Destroys the QP before the memory it may still write, deregisters the memory before it is
+     * freed; each verbs object frees its handle once the ones made on it are gone. Safe after a
+     * constructor that failed part-way (the fields it did not reach are null).
+     */
     @Override
     public void close() {
-        // closing the context closes every verbs object made on it, newest first
-        ctx.close();
+        for (AutoCloseable c : new AutoCloseable[] {qp, mr, sendCq, recvCq, pd, ctx}) {
+            if (c != null) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException("verbs-perf: closing its endpoint failed", e);
+                }
+            }
+        }
         if (arena.scope().isAlive()) {
             arena.close();
         }

@@ -1,23 +1,23 @@
 package io.rdma4j.transport.shm;
 
+import io.rdma4j.nativesupport.LibC;
+
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 
 /**
  * Linux futexes on words of shared (file-backed) mappings, which the kernel keys by file and
  * offset, so a process can sleep on a peer's word and the peer wakes it. Through libc's
- * {@code syscall(2)}; every wait is bounded by its timeout, and a spurious or interrupted return
+ * {@code syscall(2)} ({@link LibC}); every wait is bounded by its timeout, and a spurious or interrupted return
  * only means the caller re-checks its condition.
  */
 final class Futex {
     private static final long SYS_FUTEX = 202; // x86-64
     private static final long FUTEX_WAIT = 0;
     private static final long FUTEX_WAKE = 1;
-    private static final MethodHandle SYSCALL = bind();
+    private static final boolean AVAILABLE = "amd64".equals(System.getProperty("os.arch"))
+            && "Linux".equals(System.getProperty("os.name")) && LibC.hasSyscall();
     /** Per-thread struct timespec, so that a wait allocates nothing. */
     private static final ThreadLocal<MemorySegment> TIMESPEC =
             ThreadLocal.withInitial(() -> Arena.global().allocate(16, 8));
@@ -25,22 +25,9 @@ final class Futex {
     private Futex() {
     }
 
-    private static MethodHandle bind() {
-        if (!"amd64".equals(System.getProperty("os.arch")) || !"Linux".equals(System.getProperty("os.name"))) {
-            return null;
-        }
-        Linker linker = Linker.nativeLinker();
-        return linker.defaultLookup().find("syscall").map(s -> linker.downcallHandle(s,
-                // every argument a long (addresses included): nothing to wrap, nothing allocated
-                FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                        ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                        ValueLayout.JAVA_LONG),
-                Linker.Option.firstVariadicArg(1))).orElse(null);
-    }
-
-    /** Whether this platform has them (Linux x86-64); elsewhere callers poll. */
+    /** Whether this platform has them (Linux x86-64, whose futex syscall number this uses); elsewhere callers poll. */
     static boolean available() {
-        return SYSCALL != null;
+        return AVAILABLE;
     }
 
     /** Sleeps while the int at address {@code word} (4-byte aligned) equals {@code value}, at most {@code nanos}. */
@@ -56,11 +43,8 @@ final class Futex {
         invoke(word, FUTEX_WAKE, Integer.MAX_VALUE, 0);
     }
 
+    /** A failed call (EAGAIN: the word changed; ETIMEDOUT; EINTR) only means the caller re-checks. */
     private static void invoke(long word, long op, long value, long timeout) {
-        try {
-            long ignored = (long) SYSCALL.invokeExact(SYS_FUTEX, word, op, value, timeout, 0L, 0L);
-        } catch (Throwable t) {
-            throw new IllegalStateException("futex: " + t, t);
-        }
+        LibC.syscall(SYS_FUTEX, word, op, value, timeout, 0L);
     }
 }

@@ -206,9 +206,16 @@ final class VerbsDevice implements AutoCloseable {
                 + (gid == null ? ", LID " + port.lid() : ", GID " + gid.index() + " " + gid.gid() + " " + gid.type()) + ")";
     }
 
-    /** Closes the device and everything still open on it (PD, QPs, CQs, MRs). */
+    /**
+     * Closes the protection domain and the device; their handles are freed once every QP, CQ
+     * and MR made on them is closed too (the transport closes those first).
+     */
     @Override
     public void close() {
-        context.close();
+        try {
+            pd.close();
+        } finally {
+            context.close();
+        }
     }
 }

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.verbs;
 
+import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.transport.Connection;
 import io.rdma4j.transport.IdleStrategy;
 import io.rdma4j.transport.RegisteredBuffer;
@@ -271,6 +272,30 @@ class VerbsTransportSoftRoceTest {
      * (which needs the carried CTS). Without the carrying each exchange would post two work
      * requests per side; credit reports add one per 8 messages or so.
      */
+    /**
+     * A verbs object keeps its parents alive, so a close that forgot one (a QP, a CQ, an MR)
+     * would leave the device open for good: every object must be freed once the transports close.
+     */
+    @Test
+    void closingTheTransportsFreesEveryVerbsObjectTheyMade() throws Exception {
+        int before = NativeResource.unreleasedCount();
+        try (Arena arena = Arena.ofShared(); LocalGroup g = group(b -> b.ibQpsPerConnection(2))) { // g closes first
+            MemorySegment own = arena.allocate(1 << 16, 4096);
+            g.run(RUN, (rank, t, store) -> {
+                RegisteredBuffer registered = t.register(own.asSlice(rank * (1L << 15), 1L << 15));
+                try (RegisteredBuffer b = t.allocate(1 << 20)) {
+                    Connection c = t.connection(1 - rank);
+                    long id = rank == 0 ? c.isend(b, 0, 1 << 20, 0) : c.irecv(b, 0, 1 << 20, 0);
+                    assertEquals(1 << 20, t.await(id, WAIT));
+                    long small = rank == 0 ? c.isend(registered, 0, 64, 1) : c.irecv(registered, 0, 64, 1);
+                    assertEquals(64, t.await(small, WAIT));
+                }
+            });
+            assertTrue(NativeResource.unreleasedCount() > before, "the transports hold verbs objects while open");
+        }
+        assertEquals(before, NativeResource.unreleasedCount(), "verbs objects left unreleased by the closed transports");
+    }
+
     @Test
     void aClearToSendRidesInTheEagerMessageFlushedWithIt() throws Exception {
         int rounds = 32;

@@ -1,6 +1,6 @@
-package io.rdma4j.verbs;
+package io.rdma4j.nativesupport;
 
-/** A verbs object was used after {@code close()}; the message names the object. */
+/** An object that owns a native handle was used after {@code close()}; the message names the object. */
 public class ResourceClosedException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
 

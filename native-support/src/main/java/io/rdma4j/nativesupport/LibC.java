@@ -1,0 +1,146 @@
+package io.rdma4j.nativesupport;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * The libc calls rdma4j makes itself (the one binding of them): close, getpagesize, fcntl,
+ * poll, syscall (futexes) and sched_setaffinity. A failed call returns {@code -errno}, the
+ * kernel's own convention, so each caller names the error in its own terms and no call
+ * allocates (errno is captured into a per-thread segment). A function this platform's libc
+ * lacks makes its method throw {@link UnsupportedOperationException}; {@link #hasSyscall()}
+ * asks first.
+ */
+@SuppressWarnings("restricted") // downcalls with the exact C signatures of these functions
+public final class LibC {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final ThreadLocal<MemorySegment> STATE = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(CALL_STATE));
+
+    private static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle GETPAGESIZE = bind("getpagesize", FunctionDescriptor.of(JAVA_INT));
+    private static final MethodHandle FCNTL = bind("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
+            Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle POLL = bind("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    // every argument a long (addresses included): nothing to wrap, nothing allocated
+    private static final MethodHandle SYSCALL = bind("syscall", FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG,
+            JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.firstVariadicArg(1));
+    private static final MethodHandle SCHED_SETAFFINITY = bind("sched_setaffinity",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS));
+    private static final long PAGE_SIZE = pageSize0();
+
+    private LibC() {
+    }
+
+    private static MethodHandle bind(String name, FunctionDescriptor descriptor, Linker.Option... options) {
+        Linker.Option[] all = new Linker.Option[options.length + 1];
+        System.arraycopy(options, 0, all, 0, options.length);
+        all[options.length] = Linker.Option.captureCallState("errno");
+        return LINKER.defaultLookup().find(name).map(s -> LINKER.downcallHandle(s, descriptor, all)).orElse(null);
+    }
+
+    private static MethodHandle require(MethodHandle h, String name) {
+        if (h == null) {
+            throw new UnsupportedOperationException(name + " is not in this platform's C library");
+        }
+        return h;
+    }
+
+    private static int errno(MemorySegment state) {
+        return (int) ERRNO.get(state, 0L);
+    }
+
+    private static RuntimeException unexpected(String call, Throwable t) {
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException(call + ": unexpected exception from the native call", t);
+    }
+
+    /** The page size of this machine. */
+    public static long pageSize() {
+        return PAGE_SIZE;
+    }
+
+    private static long pageSize0() {
+        try {
+            return (int) require(GETPAGESIZE, "getpagesize").invokeExact(STATE.get());
+        } catch (Throwable t) {
+            throw unexpected("getpagesize", t);
+        }
+    }
+
+    /** close(2): 0, or -errno. */
+    public static int close(int fd) {
+        MemorySegment state = STATE.get();
+        try {
+            int rc = (int) require(CLOSE, "close").invokeExact(state, fd);
+            return rc == 0 ? 0 : -errno(state);
+        } catch (Throwable t) {
+            throw unexpected("close", t);
+        }
+    }
+
+    /** fcntl(2) with an int argument: the result (&gt;= 0), or -errno. */
+    public static int fcntl(int fd, int cmd, int arg) {
+        MemorySegment state = STATE.get();
+        try {
+            int rc = (int) require(FCNTL, "fcntl").invokeExact(state, fd, cmd, arg);
+            return rc >= 0 ? rc : -errno(state);
+        } catch (Throwable t) {
+            throw unexpected("fcntl", t);
+        }
+    }
+
+    /** poll(2) on {@code nfds} struct pollfd at {@code fds}: the number ready, 0 on timeout, or -errno. */
+    public static int poll(MemorySegment fds, long nfds, int timeoutMillis) {
+        MemorySegment state = STATE.get();
+        try {
+            int rc = (int) require(POLL, "poll").invokeExact(state, fds, nfds, timeoutMillis);
+            return rc >= 0 ? rc : -errno(state);
+        } catch (Throwable t) {
+            throw unexpected("poll", t);
+        }
+    }
+
+    /** Whether {@link #syscall} is there (Linux). */
+    public static boolean hasSyscall() {
+        return SYSCALL != null;
+    }
+
+    /** syscall(2) with five arguments: the result (&gt;= 0), or -errno. */
+    public static long syscall(long number, long a1, long a2, long a3, long a4, long a5) {
+        MemorySegment state = STATE.get();
+        try {
+            long rc = (long) require(SYSCALL, "syscall").invokeExact(state, number, a1, a2, a3, a4, a5);
+            return rc >= 0 ? rc : -errno(state);
+        } catch (Throwable t) {
+            throw unexpected("syscall", t);
+        }
+    }
+
+    /** sched_setaffinity(2) with a cpu_set_t of {@code maskBytes} at {@code mask}: 0, or -errno. */
+    public static int schedSetaffinity(int pid, long maskBytes, MemorySegment mask) {
+        MemorySegment state = STATE.get();
+        try {
+            int rc = (int) require(SCHED_SETAFFINITY, "sched_setaffinity").invokeExact(state, pid, maskBytes, mask);
+            return rc == 0 ? 0 : -errno(state);
+        } catch (Throwable t) {
+            throw unexpected("sched_setaffinity", t);
+        }
+    }
+}
