@@ -27,7 +27,8 @@ import static io.rdma4j.collectives.Request.NO_ROOT;
  * <p><b>Creation.</b> {@link #fromEnvironment()} reads the {@code env://} contract
  * (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, RDMA4J_JOB_TOKEN;
  * or Open MPI's OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE; or PMI_RANK/PMI_SIZE), starts
- * the bootstrap store and the transport chosen by {@link TransportConfig} (RDMA4J_TRANSPORT).
+ * the bootstrap store and the transport chosen by {@link io.rdma4j.transport.TransportConfig}
+ * (RDMA4J_TRANSPORT).
  * {@link #builder()} takes an explicit store and/or transport. Ranks exchange host identities
  * (host name, or RDMA4J_HOST_ID) through the store; when ranks span several hosts with the same
  * number of ranks each and the main transport is not shared memory, a shared-memory transport

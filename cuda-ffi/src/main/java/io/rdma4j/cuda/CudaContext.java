@@ -20,7 +20,7 @@ public final class CudaContext extends NativeResource {
     private final MemorySegment handle;
 
     private CudaContext(CudaDevice device, MemorySegment handle) {
-        super("primary context of " + device, null);
+        super("primary context of " + device);
         this.device = device;
         this.handle = handle;
     }

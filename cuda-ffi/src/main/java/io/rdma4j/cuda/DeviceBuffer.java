@@ -1,8 +1,8 @@
 package io.rdma4j.cuda;
 
-import io.rdma4j.nativesupport.Checks;
-import io.rdma4j.nativesupport.LibC;
 import io.rdma4j.nativesupport.NativeResource;
+import io.rdma4j.nativesupport.internal.Checks;
+import io.rdma4j.nativesupport.internal.LibC;
 import io.rdma4j.cuda.ffi.CudaDriver;
 
 import java.lang.foreign.Arena;

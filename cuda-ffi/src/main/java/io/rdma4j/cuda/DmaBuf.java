@@ -1,6 +1,6 @@
 package io.rdma4j.cuda;
 
-import io.rdma4j.nativesupport.LibC;
+import io.rdma4j.nativesupport.internal.LibC;
 
 /**
  * A dma-buf file descriptor exporting device memory (from {@link DeviceBuffer#exportDmaBuf()}),

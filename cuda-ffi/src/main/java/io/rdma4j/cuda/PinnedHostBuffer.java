@@ -1,7 +1,7 @@
 package io.rdma4j.cuda;
 
-import io.rdma4j.nativesupport.Checks;
 import io.rdma4j.nativesupport.NativeResource;
+import io.rdma4j.nativesupport.internal.Checks;
 import io.rdma4j.cuda.ffi.CudaDriver;
 
 import java.lang.foreign.Arena;

@@ -1,6 +1,6 @@
 package io.rdma4j.cuda;
 
-import io.rdma4j.nativesupport.LibC;
+import io.rdma4j.nativesupport.internal.LibC;
 import io.rdma4j.cuda.testing.StubCuda;
 import io.rdma4j.cuda.ffi.CudaDriver;
 import org.junit.jupiter.api.AfterEach;

@@ -1,7 +1,7 @@
 package io.rdma4j.verbs;
 
-import io.rdma4j.nativesupport.Checks;
 import io.rdma4j.nativesupport.NativeResource;
+import io.rdma4j.nativesupport.internal.Checks;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_pd;
 

@@ -1,6 +1,6 @@
 package io.rdma4j.verbs;
 
-import io.rdma4j.nativesupport.Checks;
+import io.rdma4j.nativesupport.internal.Checks;
 
 /**
  * Queue sizes of a QP ({@code struct ibv_qp_cap}). On creation the provider may round them up;

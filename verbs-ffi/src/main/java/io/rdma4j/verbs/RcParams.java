@@ -1,6 +1,6 @@
 package io.rdma4j.verbs;
 
-import io.rdma4j.nativesupport.Checks;
+import io.rdma4j.nativesupport.internal.Checks;
 
 import java.util.Objects;
 

@@ -1,6 +1,6 @@
 package io.rdma4j.verbs;
 
-import io.rdma4j.nativesupport.Checks;
+import io.rdma4j.nativesupport.internal.Checks;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_wc;
 
@@ -112,6 +112,14 @@ public final class WorkCompletions implements AutoCloseable {
     /** ibv_wc_status_str of the status, e.g. "remote access error"; for error reports, not the hot path. */
     public String statusText(int i) {
         return describeStatus(status(i));
+    }
+
+    /**
+     * Whether {@code status} says the transport retries ran out (IBV_WC_RETRY_EXC_ERR): the
+     * peer did not acknowledge, it is unreachable or dead.
+     */
+    public static boolean isRetryExceeded(int status) {
+        return status == Verbs.IBV_WC_RETRY_EXC_ERR();
     }
 
     public static String describeStatus(int status) {

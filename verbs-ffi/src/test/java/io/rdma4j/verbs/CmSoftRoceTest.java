@@ -48,7 +48,7 @@ class CmSoftRoceTest {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED"));
         cmd.addAll(SoftRoce.childJvmOptions());
-        cmd.addAll(List.of("-cp", classPathOf(CmEchoServer.class, CmId.class), CmEchoServer.class.getName(), serverIp));
+        cmd.addAll(List.of("-cp", classPathOf(CmEchoServer.class, CmId.class, io.rdma4j.nativesupport.NativeResource.class), CmEchoServer.class.getName(), serverIp));
         Process server = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))) {
             String line = out.readLine();

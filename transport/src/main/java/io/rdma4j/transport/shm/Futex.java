@@ -1,6 +1,6 @@
 package io.rdma4j.transport.shm;
 
-import io.rdma4j.nativesupport.LibC;
+import io.rdma4j.nativesupport.internal.LibC;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

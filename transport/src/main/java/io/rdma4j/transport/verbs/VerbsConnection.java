@@ -446,11 +446,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         int status = wcs.status(i);
         return new TransportException(peer, what + " QP " + sends[q].qp.qpNumber() + " to peer " + peer
                 + " completed with status " + status + " (" + WorkCompletions.describeStatus(status) + ", vendor error 0x"
-                + Integer.toHexString(wcs.vendorError(i)) + ")" + (status == RETRY_EXCEEDED
+                + Integer.toHexString(wcs.vendorError(i)) + ")" + (WorkCompletions.isRetryExceeded(status)
                 ? ": peer " + peer + " is unreachable or dead" : ""));
     }
-
-    private static final int RETRY_EXCEEDED = io.rdma4j.verbs.ffi.Verbs.IBV_WC_RETRY_EXC_ERR();
 
     @Override
     public void retired(int slot, boolean success) {

@@ -1,4 +1,4 @@
-package io.rdma4j.nativesupport;
+package io.rdma4j.nativesupport.internal;
 
 import java.lang.foreign.MemorySegment;
 
