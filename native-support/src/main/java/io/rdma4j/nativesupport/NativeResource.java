@@ -122,16 +122,21 @@ public abstract class NativeResource implements AutoCloseable {
             try {
                 releaseAndLeaveParents();
             } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
+                failure = addTo(failure, e);
             }
         }
         if (failure != null) {
             throw failure;
         }
+    }
+
+    /** The first failure, with later ones suppressed in it. */
+    private static RuntimeException addTo(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
     }
 
     /**
@@ -154,11 +159,7 @@ public abstract class NativeResource implements AutoCloseable {
             try {
                 parent.forget(this);
             } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
+                failure = addTo(failure, e);
             }
         }
         if (failure != null) {
