@@ -52,6 +52,29 @@ class LibCTest {
         }
     }
 
+    /** The futex calls the shared-memory transport makes: a wait on a changed word returns at once, a wake counts sleepers. */
+    @Test
+    void futexWaitOnAChangedWordAndWakeWithoutSleepers() {
+        if (!"amd64".equals(System.getProperty("os.arch"))) {
+            return;
+        }
+        long sysFutex = 202;
+        int eagain = 11;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment word = arena.allocate(8, 8);
+            word.set(java.lang.foreign.ValueLayout.JAVA_INT, 0, 5);
+            MemorySegment timeout = arena.allocate(16, 8);
+            timeout.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8, 50_000_000L);
+            assertEquals(-eagain, LibC.syscall(sysFutex, word.address(), 0 /* FUTEX_WAIT */, 4, timeout.address(), 0),
+                    "a wait on a word that no longer holds 4 returns at once");
+            long start = System.nanoTime();
+            long waited = LibC.syscall(sysFutex, word.address(), 0, 5, timeout.address(), 0);
+            assertEquals(-110 /* ETIMEDOUT */, waited, "a wait on an unchanged word sleeps until its timeout");
+            assertTrue(System.nanoTime() - start >= 40_000_000L, "it slept");
+            assertEquals(0, LibC.syscall(sysFutex, word.address(), 1 /* FUTEX_WAKE */, Integer.MAX_VALUE, 0, 0));
+        }
+    }
+
     @Test
     void fcntlOnAnOpenDescriptorReturnsItsFlags() throws IOException {
         // fd 0..2 may be closed under a test runner; a file opened through /proc/self/fd is ours
