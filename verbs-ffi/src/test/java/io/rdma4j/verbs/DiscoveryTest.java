@@ -11,10 +11,24 @@ import static org.junit.jupiter.api.Assertions.*;
 /** Device discovery's four outcomes on a host without RDMA. */
 class DiscoveryTest {
     private static final boolean KERNEL_HAS_VERBS = Files.isDirectory(Path.of("/sys/class/infiniband_verbs"));
+    /** Whether the RDMA userland is installed; on a fresh machine it is not, and that is reported. */
+    private static final boolean USERLAND = NativeLibrary.IBVERBS.isAvailable();
+
+    /** The report of a machine without libibverbs: what is missing and the packages to install. */
+    private static void assertLibraryMissingReport(String text) {
+        assertTrue(text.contains("libibverbs.so.1"), text);
+        assertTrue(text.contains("apt-get install libibverbs1 ibverbs-providers"), text);
+    }
 
     @Test
     void kernelWithoutRdmaIsReportedAsSuchWithWhatToDo() {
         DeviceDiscovery d = RdmaDevices.discover();
+        if (!USERLAND) {
+            assertEquals(DiscoveryStatus.LIBRARY_MISSING, d.status(), d.explanation());
+            assertTrue(d.devices().isEmpty());
+            assertLibraryMissingReport(d.explanation());
+            return;
+        }
         if (KERNEL_HAS_VERBS) {
             // On a kernel with ib_uverbs (e.g. the Soft-RoCE guest) ENOSYS must not be claimed.
             assertTrue(d.status() == DiscoveryStatus.NO_DEVICES || d.status() == DiscoveryStatus.DEVICES_FOUND,
@@ -35,6 +49,11 @@ class DiscoveryTest {
             return; // covered by the Soft-RoCE integration tests
         }
         VerbsException e = assertThrows(VerbsException.class, () -> RdmaDevices.open(null));
+        if (!USERLAND) {
+            assertTrue(e.getMessage().contains("LIBRARY_MISSING"), e.getMessage());
+            assertLibraryMissingReport(e.getMessage());
+            return;
+        }
         assertTrue(e.getMessage().contains("KERNEL_NO_RDMA"), e.getMessage());
         assertTrue(e.getMessage().contains("ENOSYS"), e.getMessage());
     }

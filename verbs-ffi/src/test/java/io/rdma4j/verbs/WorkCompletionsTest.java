@@ -37,10 +37,13 @@ class WorkCompletionsTest {
             assertEquals(17, wcs.qpNumber(0));
             assertTrue(wcs.isSuccess(0));
             assertFalse(wcs.isSuccess(1));
-            assertEquals("remote access error", wcs.statusText(1), "ibv_wc_status_str");
+            // ibv_wc_status_str names the status; without libibverbs the number is all there is
+            String text = NativeLibrary.IBVERBS.isAvailable() ? "remote access error"
+                    : "status " + Verbs.IBV_WC_REM_ACCESS_ERR();
+            assertEquals(text, wcs.statusText(1));
             VerbsException e = assertThrows(VerbsException.class, () -> wcs.checkSuccess(1, "RDMA write to peer 2"));
             assertTrue(e.getMessage().startsWith("RDMA write to peer 2: work request 1001 completed with status "
-                    + Verbs.IBV_WC_REM_ACCESS_ERR() + " (remote access error)"), e.getMessage());
+                    + Verbs.IBV_WC_REM_ACCESS_ERR() + " (" + text + ")"), e.getMessage());
             assertThrows(IndexOutOfBoundsException.class, () -> wcs.wrId(2), "only 2 completions were polled");
         }
         assertThrows(IllegalArgumentException.class, () -> new WorkCompletions(0));
