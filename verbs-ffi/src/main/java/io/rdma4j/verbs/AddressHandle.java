@@ -2,6 +2,7 @@ package io.rdma4j.verbs;
 
 import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.nativesupport.internal.Checks;
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_ah;
 import io.rdma4j.verbs.ffi.ibv_ah_attr;
@@ -48,7 +49,7 @@ public final class AddressHandle extends NativeResource {
             return new AddressHandle(pd, Results.checkPointer(ah, errno, "ibv_create_ah(" + pd.context().name() + ")",
                     ibv_ah.sizeof()), t);
         } catch (Throwable e) {
-            throw Downcalls.rethrow(e);
+            throw NativeCalls.rethrow(e);
         }
     }
 

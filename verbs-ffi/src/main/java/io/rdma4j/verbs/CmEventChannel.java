@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.RdmaCm;
 import io.rdma4j.verbs.ffi.rdma_cm_event;
 import io.rdma4j.verbs.ffi.rdma_event_channel;
@@ -39,7 +40,7 @@ final class CmEventChannel implements AutoCloseable {
             }
             return c;
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -75,7 +76,7 @@ final class CmEventChannel implements AutoCloseable {
             RdmaCm.rdma_ack_cm_event(ev);
             return copy;
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 

@@ -2,6 +2,7 @@ package io.rdma4j.verbs;
 
 import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.nativesupport.internal.Checks;
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.RdmaCm;
 import io.rdma4j.verbs.ffi.ibv_qp;
 import io.rdma4j.verbs.ffi.ibv_qp_cap;
@@ -50,7 +51,7 @@ public final class CmId extends NativeResource {
             return new CmId(out.get(ADDRESS, 0).reinterpret(rdma_cm_id.sizeof()), channel, null, "CmId");
         } catch (Throwable t) {
             channel.close();
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -70,7 +71,7 @@ public final class CmId extends NativeResource {
             channel.expect(RdmaCm.RDMA_CM_EVENT_ROUTE_RESOLVED(), timeoutMillis, "route resolution to " + peer);
             return this;
         } catch (Throwable e) {
-            throw Downcalls.rethrow(e);
+            throw NativeCalls.rethrow(e);
         }
     }
 
@@ -86,7 +87,7 @@ public final class CmId extends NativeResource {
             CmCalls.check(rc, errno, "rdma_listen(" + local + ")");
             return this;
         } catch (Throwable e) {
-            throw Downcalls.rethrow(e);
+            throw NativeCalls.rethrow(e);
         }
     }
 
@@ -112,7 +113,7 @@ public final class CmId extends NativeResource {
         } catch (Throwable t) {
             own.close();
             RdmaCm.rdma_destroy_id(child);
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
         CmId accepted = new CmId(child, own, this, "CmId (accepted on " + description() + ")");
         accepted.peer = "client of " + description();
@@ -174,7 +175,7 @@ public final class CmId extends NativeResource {
             queuePair.assumeState(QpState.INIT);
             return queuePair;
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -188,7 +189,7 @@ public final class CmId extends NativeResource {
             int rc = (int) CmCalls.CONNECT.invokeExact(errno, id, p);
             CmCalls.check(rc, errno, "rdma_connect(" + peer + ")");
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
         channel.expect(RdmaCm.RDMA_CM_EVENT_ESTABLISHED(), timeoutMillis, "connection to " + peer);
         queuePair.assumeState(QpState.READY_TO_SEND);
@@ -204,7 +205,7 @@ public final class CmId extends NativeResource {
             int rc = (int) CmCalls.ACCEPT.invokeExact(errno, id, p);
             CmCalls.check(rc, errno, "rdma_accept(" + peer + ")");
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
         channel.expect(RdmaCm.RDMA_CM_EVENT_ESTABLISHED(), timeoutMillis, "establishment of " + description());
         queuePair.assumeState(QpState.READY_TO_SEND);
@@ -218,7 +219,7 @@ public final class CmId extends NativeResource {
             int rc = (int) CmCalls.DISCONNECT.invokeExact(errno, id);
             CmCalls.check(rc, errno, "rdma_disconnect(" + peer + ")");
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
         awaitDisconnect(timeoutMillis);
     }

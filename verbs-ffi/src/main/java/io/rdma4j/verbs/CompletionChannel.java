@@ -1,6 +1,7 @@
 package io.rdma4j.verbs;
 
 import io.rdma4j.nativesupport.NativeResource;
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_comp_channel;
 
@@ -42,7 +43,7 @@ public final class CompletionChannel extends NativeResource {
             Posix.setNonBlocking(c.fd, c.description());
             return c;
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -78,7 +79,7 @@ public final class CompletionChannel extends NativeResource {
                     break;
                 }
             } catch (Throwable t) {
-                throw Downcalls.rethrow(t);
+                throw NativeCalls.rethrow(t);
             }
             int e = Errno.captured(errno);
             if (e != Verbs.EAGAIN()) {

@@ -2,6 +2,7 @@ package io.rdma4j.verbs;
 
 import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.nativesupport.internal.Checks;
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_cq;
 
@@ -39,7 +40,7 @@ public final class CompletionQueue extends NativeResource {
             }
             return q;
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -62,7 +63,7 @@ public final class CompletionQueue extends NativeResource {
         try {
             n = (int) ops.pollCq.invokeExact(segment(), wcs.capacity(), wcs.segment());
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
         if (n < 0) {
             throw new VerbsException("poll_cq(" + description() + ") failed with " + n);
@@ -80,7 +81,7 @@ public final class CompletionQueue extends NativeResource {
         try {
             rc = (int) ops.reqNotifyCq.invokeExact(segment(), solicitedOnly ? 1 : 0);
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
         Results.checkReturn(rc, "req_notify_cq(" + description() + ")");
     }

@@ -2,6 +2,7 @@ package io.rdma4j.verbs;
 
 import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.nativesupport.internal.Checks;
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_context;
 import io.rdma4j.verbs.ffi.ibv_device_attr;
@@ -56,7 +57,7 @@ public final class DeviceContext extends NativeResource {
                 throw e;
             }
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -127,7 +128,7 @@ public final class DeviceContext extends NativeResource {
             Results.checkReturn(rc, "query_port(" + name + ", port " + port + ")");
             return PortAttributes.from(port, attr);
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.Verbs;
 
 import java.lang.foreign.Arena;
@@ -33,7 +34,7 @@ final class DeviceList implements AutoCloseable {
             list = Results.checkPointer(list, errno, "ibv_get_device_list", ADDRESS.byteSize() * (n + 1L));
             return new DeviceList(list, n);
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 

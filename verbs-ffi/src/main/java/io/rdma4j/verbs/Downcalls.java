@@ -43,18 +43,4 @@ final class Downcalls {
     static MemorySegment captureState(Arena arena) {
         return arena.allocate(Errno.CAPTURE_LAYOUT);
     }
-
-    /**
-     * Converts what {@code invokeExact} threw into an unchecked exception: downcalls themselves
-     * throw nothing checked, so anything else is a programming error worth surfacing as is.
-     */
-    static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException("unexpected exception from a native call", t);
-    }
 }

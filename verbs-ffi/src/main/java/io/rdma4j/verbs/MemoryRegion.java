@@ -1,6 +1,7 @@
 package io.rdma4j.verbs;
 
 import io.rdma4j.nativesupport.NativeResource;
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_mr;
 
@@ -49,7 +50,7 @@ public final class MemoryRegion extends NativeResource {
             return new MemoryRegion(pd, Results.checkPointer(mr, errno, "ibv_reg_mr_iova2 for " + what
                     + " (ENOMEM usually means RLIMIT_MEMLOCK is too low: ulimit -l)", ibv_mr.sizeof()), memory, memory.address(), what);
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -62,7 +63,7 @@ public final class MemoryRegion extends NativeResource {
             return new MemoryRegion(pd, Results.checkPointer(mr, errno, "ibv_reg_dmabuf_mr for " + what,
                     ibv_mr.sizeof()), null, iova, what);
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 

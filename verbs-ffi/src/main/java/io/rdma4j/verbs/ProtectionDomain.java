@@ -2,6 +2,7 @@ package io.rdma4j.verbs;
 
 import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.nativesupport.internal.Checks;
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_pd;
 
@@ -26,7 +27,7 @@ public final class ProtectionDomain extends NativeResource {
             return new ProtectionDomain(context, Results.checkPointer(pd, errno,
                     "ibv_alloc_pd(" + context.name() + ")", ibv_pd.sizeof()));
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 

@@ -2,6 +2,7 @@ package io.rdma4j.verbs;
 
 import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.nativesupport.internal.Checks;
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.ibv_qp;
 import io.rdma4j.verbs.ffi.ibv_qp_attr;
@@ -82,7 +83,7 @@ public final class QueuePair extends NativeResource {
                     capabilitiesOf(cap), pd.context().dataPath(),
                     (attr, mask) -> Verbs.ibv_modify_qp(created, attr, mask), () -> Verbs.ibv_destroy_qp(created));
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -278,7 +279,7 @@ public final class QueuePair extends NativeResource {
         try {
             rc = (int) ops.postSend.invokeExact(qp, head, badWr);
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         } finally {
             wrs.relink();
         }
@@ -295,7 +296,7 @@ public final class QueuePair extends NativeResource {
         try {
             rc = (int) ops.postRecv.invokeExact(qp, head, badWr);
         } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
+            throw NativeCalls.rethrow(t);
         } finally {
             wrs.relink();
         }

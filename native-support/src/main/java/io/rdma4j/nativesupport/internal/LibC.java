@@ -61,16 +61,6 @@ public final class LibC {
         return (int) ERRNO.get(state, 0L);
     }
 
-    private static RuntimeException unexpected(String call, Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(call + ": unexpected exception from the native call", t);
-    }
-
     /** The page size of this machine. */
     public static long pageSize() {
         return PAGE_SIZE;
@@ -80,7 +70,7 @@ public final class LibC {
         try {
             return (int) require(GETPAGESIZE, "getpagesize").invokeExact(STATE.get());
         } catch (Throwable t) {
-            throw unexpected("getpagesize", t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -91,7 +81,7 @@ public final class LibC {
             int rc = (int) require(CLOSE, "close").invokeExact(state, fd);
             return rc == 0 ? 0 : -errno(state);
         } catch (Throwable t) {
-            throw unexpected("close", t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -102,7 +92,7 @@ public final class LibC {
             int rc = (int) require(FCNTL, "fcntl").invokeExact(state, fd, cmd, arg);
             return rc >= 0 ? rc : -errno(state);
         } catch (Throwable t) {
-            throw unexpected("fcntl", t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -113,7 +103,7 @@ public final class LibC {
             int rc = (int) require(POLL, "poll").invokeExact(state, fds, nfds, timeoutMillis);
             return rc >= 0 ? rc : -errno(state);
         } catch (Throwable t) {
-            throw unexpected("poll", t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -129,7 +119,7 @@ public final class LibC {
             long rc = (long) require(SYSCALL, "syscall").invokeExact(state, number, a1, a2, a3, a4, a5);
             return rc >= 0 ? rc : -errno(state);
         } catch (Throwable t) {
-            throw unexpected("syscall", t);
+            throw NativeCalls.rethrow(t);
         }
     }
 
@@ -140,7 +130,7 @@ public final class LibC {
             int rc = (int) require(SCHED_SETAFFINITY, "sched_setaffinity").invokeExact(state, pid, maskBytes, mask);
             return rc == 0 ? 0 : -errno(state);
         } catch (Throwable t) {
-            throw unexpected("sched_setaffinity", t);
+            throw NativeCalls.rethrow(t);
         }
     }
 }
