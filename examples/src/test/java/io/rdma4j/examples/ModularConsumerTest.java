@@ -83,14 +83,6 @@ class ModularConsumerTest {
                 Duration.ofSeconds(120));
     }
 
-    private static List<String> java(String... args) {
-        List<String> c = new ArrayList<>();
-        c.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        c.addAll(Ranks.SMALL_JVM);
-        c.addAll(List.of(args));
-        return c;
-    }
-
     private static void assertBothRanksAdded(Ranks.Launch l) {
         assertEquals(0, l.status(), l::all);
         for (int r = 0; r < 2; r++) {
@@ -106,7 +98,7 @@ class ModularConsumerTest {
         Path out = dir.resolve("mods/consumer");
         String errors = compile(List.of("--module-path", libraryPath, "-d", out.toString()), info, main);
         assertEquals(null, errors);
-        Ranks.Launch l = twoRanks(r -> java("--module-path", out + File.pathSeparator + libraryPath,
+        Ranks.Launch l = twoRanks(r -> Ranks.jvm("--module-path", out + File.pathSeparator + libraryPath,
                 "--enable-native-access=" + MODULES, "-m", "consumer/consumer.Quickstart"));
         assertBothRanksAdded(l);
     }
@@ -116,7 +108,7 @@ class ModularConsumerTest {
         Path main = write("src/cp/consumer/Quickstart.java", quickstart);
         Path out = dir.resolve("classes");
         assertEquals(null, compile(List.of("-cp", libraryPath, "-d", out.toString()), main));
-        Ranks.Launch l = twoRanks(r -> java("-cp", out + File.pathSeparator + libraryPath,
+        Ranks.Launch l = twoRanks(r -> Ranks.jvm("-cp", out + File.pathSeparator + libraryPath,
                 "--enable-native-access=ALL-UNNAMED", "consumer.Quickstart"));
         assertBothRanksAdded(l);
     }

@@ -23,16 +23,19 @@ final class Ranks {
     /** JVM flags that make short-lived test ranks start fast and stay small. */
     static final List<String> SMALL_JVM = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m");
 
-    /** {@code java ... -cp <this JVM's class path> mainClass args}. */
-    static List<String> java(Class<?> mainClass, String... args) {
+    /** {@code java} of this JVM with {@link #SMALL_JVM} and {@code args}. */
+    static List<String> jvm(String... args) {
         List<String> c = new ArrayList<>();
         c.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        c.add("--enable-native-access=ALL-UNNAMED");
-        c.add("--add-modules=jdk.incubator.vector");
         c.addAll(SMALL_JVM);
-        c.add("-cp");
-        c.add(System.getProperty("java.class.path"));
-        c.add(mainClass.getName());
+        c.addAll(List.of(args));
+        return c;
+    }
+
+    /** {@code java ... -cp <this JVM's class path> mainClass args}. */
+    static List<String> java(Class<?> mainClass, String... args) {
+        List<String> c = jvm("--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
+                "-cp", System.getProperty("java.class.path"), mainClass.getName());
         c.addAll(List.of(args));
         return c;
     }
