@@ -41,8 +41,9 @@ import static io.rdma4j.collectives.Request.NO_ROOT;
  * all-to-all's what goes to each peer. A call is in place when send and receive are the same
  * segment (reduce-scatter: receive is block {@code rank} of send; allgather: send is block
  * {@code rank} of receive). Synchronous calls run on the caller's thread; {@code *Async} calls
- * return a {@link Work} and run on the communicator's worker thread; all of them, synchronous or
- * not, execute and complete in issue order. Collectives of communicators that share a transport
+ * return a reusable {@link Work} handle and run on the communicator's progress thread, or on a
+ * thread that awaits them; neither kind allocates once warm. All of them, synchronous or not,
+ * execute and complete in issue order. Collectives of communicators that share a transport
  * (a world and its splits) execute one at a time.
  *
  * <p><b>Faults.</b> A collective that fails (dead or unresponsive peer, mismatched call,
@@ -392,6 +393,11 @@ public final class Communicator implements AutoCloseable {
         if (issue.close(options().timeout()) && isWorld) {
             world.close();
         }
+    }
+
+    /** Id of the thread that runs asynchronous calls, -1 before the first one (for allocation tests). */
+    long progressThreadId() {
+        return issue.progressThreadId();
     }
 
     @Override

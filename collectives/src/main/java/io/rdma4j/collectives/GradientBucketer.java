@@ -5,17 +5,28 @@ import io.rdma4j.transport.RegisteredBuffer;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 /**
- * DDP-style gradient fusion. A trainer registers its gradient segments once, in the reverse
- * order of their production in the backward pass (as DDP does); consecutive gradients are
- * packed into buckets of at most {@code bucketBytes} (default {@value #DEFAULT_BUCKET_BYTES}
- * bytes; a larger gradient gets a bucket of its own) allocated once from the communicator's
- * registered memory. During backward, {@link #markReady(int)} copies a gradient into its bucket;
- * when a bucket is complete its allreduce starts asynchronously on the communicator's worker
- * thread, overlapping with the rest of the backward pass. {@link #finish(Duration)} waits for
- * every bucket and copies the reduced (by default averaged) values back into the gradients.
+ * DDP-style gradient fusion. A trainer registers its gradients once, in the reverse order of
+ * their production in the backward pass (as DDP does); consecutive gradients are packed into
+ * buckets of at most {@code bucketBytes} (default {@value #DEFAULT_BUCKET_BYTES} bytes; a larger
+ * gradient gets a bucket of its own) allocated once from the communicator's registered memory.
+ * When a bucket is complete during backward ({@link #markReady(int)}), its allreduce starts
+ * asynchronously on the communicator's progress thread, overlapping with the rest of the
+ * backward pass. {@link #finish(Duration)} waits for every bucket.
+ *
+ * <p>Two ways to hold the gradients:
+ * <ul>
+ * <li>{@link #withBucketViews}: the gradients live in the buckets (DDP's
+ *     {@code gradient_as_bucket_view}); the trainer writes gradient i into {@link #gradient(int)}
+ *     and finds the reduced values there after {@code finish}. Nothing is copied.
+ * <li>the constructors: the trainer's own segments; {@code markReady} copies a gradient into its
+ *     bucket and {@code finish} copies the reduced values back.
+ * </ul>
+ * The reduction is by default the average.
  *
  * <p>Ordering: buckets are launched strictly in bucket order (bucket k only after bucket k-1),
  * whatever order gradients become ready in, so every rank issues the same collectives in the
@@ -28,10 +39,15 @@ public final class GradientBucketer implements AutoCloseable {
     private final Communicator comm;
     private final DataType type;
     private final ReduceOp op;
+    /** The gradients: the trainer's segments, or slices of the buckets when {@link #copies} is false. */
     private final MemorySegment[] grads;
+    /** Whether gradients are copied into the buckets and back (the trainer's own segments). */
+    private final boolean copies;
     private final int[] bucketOf;
     private final long[] offsetInBucket;
     private final RegisteredBuffer[] buckets;
+    /** The used part of each bucket, sliced once: what its allreduce reduces. */
+    private final MemorySegment[] bucketData;
     private final long[] bucketUsed;
     private final int[] gradsInBucket;
     private final int[] pending;
@@ -41,31 +57,52 @@ public final class GradientBucketer implements AutoCloseable {
     private int marked;
     private boolean closed;
 
-    /** Averages over the communicator with {@link #DEFAULT_BUCKET_BYTES} buckets. */
+    /** Averages the trainer's gradient segments over the communicator with {@link #DEFAULT_BUCKET_BYTES} buckets. */
     public GradientBucketer(Communicator comm, DataType type, List<MemorySegment> gradients) {
         this(comm, type, gradients, DEFAULT_BUCKET_BYTES, ReduceOp.AVG);
     }
 
     /**
+     * Reduces the trainer's gradient segments, copied into the buckets and back.
+     *
      * @param gradients in reverse order of production (the last layer's first)
      */
     public GradientBucketer(Communicator comm, DataType type, List<MemorySegment> gradients, long bucketBytes,
                             ReduceOp op) {
+        this(comm, type, gradients.stream().mapToLong(MemorySegment::byteSize).toArray(),
+                gradients.toArray(new MemorySegment[0]), bucketBytes, op);
+    }
+
+    /**
+     * A bucketer whose gradients live in its buckets: gradient i is {@link #gradient(int)}, which
+     * the trainer writes during backward and reads the reduced values from after {@code finish}.
+     *
+     * @param gradientBytes the gradients' sizes, in reverse order of production
+     */
+    public static GradientBucketer withBucketViews(Communicator comm, DataType type, long[] gradientBytes,
+                                                   long bucketBytes, ReduceOp op) {
+        return new GradientBucketer(comm, type, gradientBytes.clone(), null, bucketBytes, op);
+    }
+
+    /** @param external the trainer's segments, or null for gradients that are views of the buckets */
+    private GradientBucketer(Communicator comm, DataType type, long[] gradientBytes, MemorySegment[] external,
+                             long bucketBytes, ReduceOp op) {
         if (bucketBytes < type.byteSize()) {
             throw new IllegalArgumentException("bucket size " + bucketBytes + " smaller than one " + type + " element");
         }
         this.comm = comm;
         this.type = type;
         this.op = op;
-        this.grads = gradients.toArray(new MemorySegment[0]);
-        this.bucketOf = new int[grads.length];
-        this.offsetInBucket = new long[grads.length];
+        this.copies = external != null;
+        int n = gradientBytes.length;
+        this.bucketOf = new int[n];
+        this.offsetInBucket = new long[n];
         List<Long> sizes = new ArrayList<>();
         List<Integer> counts = new ArrayList<>();
         long used = 0;
-        for (int i = 0; i < grads.length; i++) {
-            long bytes = grads[i].byteSize();
-            if (bytes % type.byteSize() != 0) {
+        for (int i = 0; i < n; i++) {
+            long bytes = gradientBytes[i];
+            if (bytes < 0 || bytes % type.byteSize() != 0) {
                 throw new IllegalArgumentException("gradient " + i + " has " + bytes + " bytes, not a whole number of "
                         + type + " elements");
             }
@@ -83,22 +120,38 @@ public final class GradientBucketer implements AutoCloseable {
         }
         int nb = sizes.size();
         buckets = new RegisteredBuffer[nb];
+        bucketData = new MemorySegment[nb];
         bucketUsed = new long[nb];
         gradsInBucket = new int[nb];
         pending = new int[nb];
         works = new Work[nb];
-        ready = new boolean[grads.length];
+        ready = new boolean[n];
+        grads = copies ? external : new MemorySegment[n];
         try {
             for (int b = 0; b < nb; b++) {
                 bucketUsed[b] = sizes.get(b);
                 gradsInBucket[b] = counts.get(b);
                 buckets[b] = comm.allocate(Math.max(bucketUsed[b], 8));
+                bucketData[b] = buckets[b].segment().asSlice(0, bucketUsed[b]);
             }
         } catch (RuntimeException e) {
             close();
             throw e;
         }
+        if (!copies) {
+            for (int i = 0; i < n; i++) {
+                grads[i] = bucketData[bucketOf[i]].asSlice(offsetInBucket[i], gradientBytes[i]);
+            }
+        }
         reset();
+    }
+
+    /**
+     * Gradient {@code gradIndex}: a view of its bucket ({@link #withBucketViews}) or the
+     * trainer's own segment.
+     */
+    public MemorySegment gradient(int gradIndex) {
+        return grads[Objects.checkIndex(gradIndex, grads.length)];
     }
 
     public int bucketCount() {
@@ -109,14 +162,49 @@ public final class GradientBucketer implements AutoCloseable {
         return bucketOf[gradIndex];
     }
 
-    /** The allreduce of bucket {@code b} in this iteration, null while not yet launched. */
-    public Work bucketWork(int b) {
-        return works[b];
+    /** Whether the allreduce of bucket {@code b} was launched in this iteration. */
+    public boolean isLaunched(int b) {
+        return Objects.checkIndex(b, buckets.length) < nextToLaunch;
+    }
+
+    /**
+     * Waits for the allreduce of bucket {@code b} in this iteration (launched, see
+     * {@link #isLaunched}); the values are copied back into the gradients by {@link #finish}.
+     *
+     * @throws CollectiveTimeoutException if it did not complete within {@code timeout}
+     * @throws CollectiveException        if it failed
+     */
+    public void awaitBucket(int b, Duration timeout) {
+        if (!isLaunched(b)) {
+            throw new IllegalStateException("bucket " + b + " of " + buckets.length + " was not launched yet");
+        }
+        awaitBucket(b, timeout, timeout.toNanos());
+    }
+
+    /** Waits for bucket {@code b}'s allreduce unless already awaited; its handle then goes back to the communicator. */
+    private void awaitBucket(int b, Duration timeout, long timeoutNanos) {
+        Work w = works[b];
+        if (w == null) {
+            return;
+        }
+        boolean done;
+        try {
+            done = w.awaitNanos(timeoutNanos);
+        } catch (RuntimeException failed) {
+            works[b] = null; // awaited: the handle belongs to the communicator again
+            throw failed;
+        }
+        if (!done) { // still running over this bucket: close() waits for it before freeing it
+            throw new CollectiveTimeoutException(-1, "allreduce of bucket " + b + " of " + buckets.length
+                    + " did not complete within " + timeout.toMillis() + " ms");
+        }
+        works[b] = null;
     }
 
     /**
      * Gradient {@code gradIndex} holds its final value for this iteration: copies it into its
-     * bucket and launches every bucket that is complete and whose predecessors were launched.
+     * bucket (unless it is a view of it) and launches every bucket that is complete and whose
+     * predecessors were launched.
      */
     public void markReady(int gradIndex) {
         if (closed) {
@@ -131,19 +219,20 @@ public final class GradientBucketer implements AutoCloseable {
         ready[gradIndex] = true;
         marked++;
         int b = bucketOf[gradIndex];
-        MemorySegment.copy(grads[gradIndex], 0, buckets[b].segment(), offsetInBucket[gradIndex],
-                grads[gradIndex].byteSize());
+        if (copies) {
+            MemorySegment.copy(grads[gradIndex], 0, bucketData[b], offsetInBucket[gradIndex],
+                    grads[gradIndex].byteSize());
+        }
         pending[b]--;
         while (nextToLaunch < buckets.length && pending[nextToLaunch] == 0) {
             int k = nextToLaunch++;
-            MemorySegment data = buckets[k].segment().asSlice(0, bucketUsed[k]);
-            works[k] = comm.allReduceAsync(data, data, bucketUsed[k] / type.byteSize(), type, op);
+            works[k] = comm.allReduceAsync(bucketData[k], bucketData[k], bucketUsed[k] / type.byteSize(), type, op);
         }
     }
 
     /**
-     * Waits for every bucket's allreduce and copies the results back into the gradients, then
-     * resets for the next iteration.
+     * Waits for every bucket's allreduce and copies the results back into the gradients (unless
+     * they are views of the buckets), then resets for the next iteration.
      *
      * @throws IllegalStateException if a gradient was never marked ready (named)
      */
@@ -156,12 +245,13 @@ public final class GradientBucketer implements AutoCloseable {
                 }
             }
         }
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long start = System.nanoTime();
+        long timeoutNanos = timeout.toNanos();
         for (int b = 0; b < buckets.length; b++) {
-            works[b].await(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            awaitBucket(b, timeout, Math.max(1, timeoutNanos - (System.nanoTime() - start)));
         }
-        for (int i = 0; i < grads.length; i++) {
-            MemorySegment.copy(buckets[bucketOf[i]].segment(), offsetInBucket[i], grads[i], 0, grads[i].byteSize());
+        for (int i = 0; copies && i < grads.length; i++) {
+            MemorySegment.copy(bucketData[bucketOf[i]], offsetInBucket[i], grads[i], 0, grads[i].byteSize());
         }
         reset();
     }
@@ -171,12 +261,12 @@ public final class GradientBucketer implements AutoCloseable {
             pending[b] = gradsInBucket[b];
             works[b] = null;
         }
-        java.util.Arrays.fill(ready, false);
+        Arrays.fill(ready, false);
         nextToLaunch = 0;
         marked = 0;
     }
 
-    /** Releases the buckets (after waiting for launched allreduces, which read them). */
+    /** Releases the buckets (after waiting for launched allreduces not yet awaited, which read them). */
     @Override
     public void close() {
         if (closed) {

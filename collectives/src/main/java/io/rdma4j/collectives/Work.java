@@ -1,73 +1,181 @@
 package io.rdma4j.collectives;
 
 import java.time.Duration;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Handle of an asynchronous collective. Works of one communicator complete in the order they
  * were issued. {@link #await(Duration)} rethrows the collective's own exception
  * ({@link CollectiveException} and subclasses).
+ *
+ * <p>Handles are reused, so that an asynchronous call allocates nothing: once {@code await}
+ * has returned or thrown the call's exception, the handle belongs to its communicator again and
+ * a later call may return the same object. Do not keep a handle past its {@code await}; awaiting
+ * it a second time throws {@link IllegalStateException} while it is not reissued. A handle whose
+ * {@link #future()} was asked for is never reused.
+ *
+ * <p>A thread that awaits runs the communicator's queued calls itself, up to and including its
+ * own, when the progress thread is not running them at that moment: waiting costs no hand-off.
  */
 public final class Work {
-    private final CompletableFuture<Void> future;
-    private final String what;
+    private static final int FREE = 0;
+    private static final int PENDING = 1;
+    private static final int DONE = 2;
+    /** Waiting spins this many times, then yields as many, then parks. */
+    private static final int SPINS = 200;
+    /** Longest park of a waiter between checks (completion unparks it sooner). */
+    private static final long MAX_PARK_NANOS = 1_000_000;
 
-    Work(CompletableFuture<Void> future, String what) {
-        this.future = future;
-        this.what = what;
+    private final IssueOrder owner;
+    private volatile int state = FREE;
+    private Request.Kind kind;
+    /** Position of the call in its communicator's issue order. */
+    private long seq;
+    private Throwable failure;
+    private volatile Thread waiter;
+    private volatile CompletableFuture<Void> future;
+
+    Work(IssueOrder owner) {
+        this.owner = owner;
     }
 
-    /** A future completed when the collective completes (exceptionally if it failed). */
+    /** Taken for a new call (by the issuing thread, before the call is queued). */
+    void issue(Request.Kind kind, long seq) {
+        this.kind = kind;
+        this.seq = seq;
+        this.failure = null;
+        this.state = PENDING;
+    }
+
+    long seq() {
+        return seq;
+    }
+
+    /** The call ran: {@code failure} is null if it succeeded. Wakes the waiter. */
+    void complete(Throwable failure) {
+        this.failure = failure;
+        state = DONE;
+        Thread w = waiter;
+        if (w != null) {
+            LockSupport.unpark(w);
+        }
+        CompletableFuture<Void> f = future;
+        if (f != null) {
+            completeFuture(f);
+        }
+    }
+
+    /**
+     * A future completed when the collective completes (exceptionally if it failed). A
+     * convenience that allocates; the handle is not reused afterwards.
+     */
     public CompletableFuture<Void> future() {
-        return future;
+        CompletableFuture<Void> f = future;
+        if (f == null) {
+            synchronized (this) {
+                f = future;
+                if (f == null) {
+                    f = new CompletableFuture<>();
+                    future = f;
+                }
+            }
+        }
+        if (state == DONE) {
+            completeFuture(f);
+        }
+        return f;
     }
 
+    private void completeFuture(CompletableFuture<Void> f) {
+        Throwable t = failure;
+        if (t == null) {
+            f.complete(null);
+        } else {
+            f.completeExceptionally(t);
+        }
+    }
+
+    /** Whether the collective completed (successfully or not). */
     public boolean isDone() {
-        return future.isDone();
+        return state != PENDING;
     }
 
     /**
      * Waits for completion.
      *
      * @throws CollectiveTimeoutException if it did not complete within {@code timeout} (the
-     *                                    collective itself keeps running)
+     *                                    collective itself keeps running, and the handle stays
+     *                                    valid)
      * @throws CollectiveException        if the collective failed
      */
     public void await(Duration timeout) {
+        long nanos;
         try {
-            future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            throw new CollectiveTimeoutException(-1, what + " did not complete within " + timeout.toMillis() + " ms");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CollectiveException(-1, "interrupted while waiting for " + what, e);
-        } catch (ExecutionException | CompletionException e) {
-            throw rethrow(e.getCause());
-        } catch (CancellationException e) {
-            throw new CollectiveException(-1, what + " was cancelled", e);
+            nanos = Math.max(0, timeout.toNanos());
+        } catch (ArithmeticException tooLong) {
+            nanos = Long.MAX_VALUE;
+        }
+        if (!awaitNanos(nanos)) {
+            throw new CollectiveTimeoutException(-1, kind.apiName + " did not complete within "
+                    + timeout.toMillis() + " ms");
         }
     }
 
     /** Waits without a bound of its own (the collective's no-progress timeout still applies). */
     public void await() {
-        try {
-            future.join();
-        } catch (CompletionException e) {
-            throw rethrow(e.getCause());
-        } catch (CancellationException e) {
-            throw new CollectiveException(-1, what + " was cancelled", e);
+        awaitNanos(Long.MAX_VALUE);
+    }
+
+    /**
+     * {@link #await(Duration)} without a {@code Duration} nor an exception on timeout: returns
+     * false if the call is still running after {@code timeoutNanos} (the handle stays valid).
+     */
+    boolean awaitNanos(long timeoutNanos) {
+        if (state == FREE) {
+            throw new IllegalStateException("this Work was awaited already and belongs to its communicator again");
         }
+        long start = System.nanoTime();
+        int idles = 0;
+        while (state == PENDING) {
+            if (owner.runQueuedThrough(seq)) {
+                idles = 0;
+                continue;
+            }
+            long left = timeoutNanos - (System.nanoTime() - start);
+            if (left <= 0) {
+                return false;
+            }
+            if (Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+                throw new CollectiveException(-1, "interrupted while waiting for " + kind.apiName);
+            }
+            if (idles < SPINS) {
+                Thread.onSpinWait();
+            } else if (idles < 2 * SPINS) {
+                Thread.yield();
+            } else {
+                waiter = Thread.currentThread();
+                if (state == PENDING) {
+                    LockSupport.parkNanos(this, Math.min(left, MAX_PARK_NANOS));
+                }
+                waiter = null;
+            }
+            idles++;
+        }
+        Throwable t = failure;
+        if (future == null) {
+            state = FREE;
+            failure = null;
+            owner.recycle(this);
+        }
+        if (t != null) {
+            throw rethrow(t);
+        }
+        return true;
     }
 
     static RuntimeException rethrow(Throwable t) {
-        if (t instanceof CollectiveException c) {
-            return c;
-        }
         if (t instanceof RuntimeException r) {
             return r;
         }
@@ -76,6 +184,8 @@ public final class Work {
 
     @Override
     public String toString() {
-        return "Work[" + what + (future.isDone() ? ", done]" : ", pending]");
+        int s = state;
+        return "Work[" + (kind == null ? "unused" : kind.apiName) + (s == PENDING ? ", pending]"
+                : s == DONE ? ", done]" : ", awaited]");
     }
 }

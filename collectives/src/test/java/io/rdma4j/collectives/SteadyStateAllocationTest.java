@@ -8,13 +8,16 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The synchronous collective path allocates nothing per call once warmed up (reused ops,
- * descriptors, staging and registrations): measured with the JVM's per-thread allocation
- * counter over many calls, for each allreduce algorithm, on two ranks in this JVM.
+ * The collective paths allocate nothing per call once warmed up (reused ops, descriptors,
+ * staging, registrations, queued requests and {@link Work} handles): measured with the JVM's
+ * per-thread allocation counters over many calls, on two ranks in this JVM. Synchronous calls are
+ * counted on the caller's thread; asynchronous ones on the caller's and the progress thread's.
  */
 class SteadyStateAllocationTest {
 
@@ -63,6 +66,83 @@ class SteadyStateAllocationTest {
                 });
                 for (long b : perCall) {
                     assertTrue(b < 8, provider + ": " + b + " bytes allocated per allreduce");
+                }
+            }
+        }
+    }
+
+    private static final Duration AWAIT = Duration.ofSeconds(30);
+
+    @Test
+    void asynchronousCallsAndTheBucketerAllocateNothingPerCall() throws Exception {
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        for (TransportConfig.Provider provider : new TransportConfig.Provider[] {TransportConfig.Provider.SHM,
+                TransportConfig.Provider.TCP}) {
+            try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(provider))) {
+                long[][] perCall = new long[2][3];
+                g.run(Duration.ofMinutes(3), (rank, t, store) -> {
+                    try (Communicator c = Communicator.builder().transport(t).store(store)
+                            .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(30))).build();
+                         Arena arena = Arena.ofShared()) {
+                        MemorySegment small = arena.allocate(256);
+                        MemorySegment[] batch = new MemorySegment[4];
+                        for (int k = 0; k < batch.length; k++) {
+                            batch[k] = arena.allocate(4096);
+                        }
+                        Work[] works = new Work[batch.length];
+                        List<MemorySegment> grads = new ArrayList<>();
+                        for (int k = 0; k < 6; k++) {
+                            grads.add(arena.allocate(1024L << k)); // 1-32 KiB gradients, several per 16 KiB bucket
+                        }
+                        Runnable oneByOne = () -> c.allReduceAsync(small, DataType.F32, ReduceOp.SUM).await(AWAIT);
+                        // several queued at once: the progress thread and the waiter both run them
+                        Runnable batched = () -> {
+                            for (int k = 0; k < batch.length; k++) {
+                                works[k] = c.allReduceAsync(batch[k], DataType.F32, ReduceOp.SUM);
+                            }
+                            for (Work w : works) {
+                                w.await(AWAIT);
+                            }
+                        };
+                        try (GradientBucketer bucketer = new GradientBucketer(c, DataType.F32, grads, 16 << 10,
+                                ReduceOp.AVG)) {
+                            Runnable step = () -> {
+                                for (int k = 0; k < grads.size(); k++) {
+                                    bucketer.markReady(k);
+                                }
+                                bucketer.finish(AWAIT);
+                            };
+                            Runnable[] kinds = {oneByOne, batched, step};
+                            for (int kind = 0; kind < kinds.length; kind++) {
+                                for (int i = 0; i < 20_000; i++) { // until C2 compiled the SIMD kernels (see above)
+                                    kinds[kind].run();
+                                }
+                                long progressThread = c.progressThreadId();
+                                long bytes = Long.MAX_VALUE;
+                                for (int round = 0; round < 3; round++) {
+                                    long before = mx.getCurrentThreadAllocatedBytes()
+                                            + mx.getThreadAllocatedBytes(progressThread);
+                                    int calls = 200;
+                                    for (int i = 0; i < calls; i++) {
+                                        kinds[kind].run();
+                                    }
+                                    long after = mx.getCurrentThreadAllocatedBytes()
+                                            + mx.getThreadAllocatedBytes(progressThread);
+                                    bytes = Math.min(bytes, (after - before) / calls);
+                                }
+                                perCall[rank][kind] = bytes;
+                                System.out.println(provider + " rank " + rank + " async kind " + kind + ": " + bytes
+                                        + " B/call");
+                            }
+                        }
+                        c.barrier();
+                    }
+                });
+                String[] names = {"allReduceAsync + await", "4 queued allReduceAsync", "bucketer step"};
+                for (long[] rank : perCall) {
+                    for (int kind = 0; kind < names.length; kind++) {
+                        assertTrue(rank[kind] < 8, provider + ": " + rank[kind] + " bytes allocated per " + names[kind]);
+                    }
                 }
             }
         }

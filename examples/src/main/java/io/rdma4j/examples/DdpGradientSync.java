@@ -15,7 +15,7 @@ import java.util.List;
  * Data-parallel gradient averaging as PyTorch DDP does it: the layers' gradient buffers are
  * registered once with a {@link GradientBucketer}, one bucket per layer, in backward order; when
  * the backward pass finishes a layer, that layer's allreduce (average) starts on the
- * communicator's worker thread while the backward pass computes the next layer's gradient.
+ * communicator's progress thread while the backward pass computes the next layer's gradient.
  */
 public final class DdpGradientSync implements GradientSync {
     private final GradientBucketer bucketer;

@@ -52,10 +52,10 @@ final class BucketerScenario {
                             rest.add(g);
                         }
                     }
-                    if (bk.bucketWork(0) == null) {
+                    if (!bk.isLaunched(0)) {
                         failures.add("bucket 0 complete but its allreduce was not launched");
                     } else {
-                        bk.bucketWork(0).await(Duration.ofSeconds(30));
+                        bk.awaitBucket(0, Duration.ofSeconds(30));
                     }
                     // odd ranks produce the rest in reverse order: the last bucket fills first but
                     // must not be launched before its predecessors
@@ -64,7 +64,7 @@ final class BucketerScenario {
                     }
                     for (int g : rest) {
                         bk.markReady(g);
-                        if (rank % 2 == 1 && bk.bucketWork(last) != null && bk.bucketWork(last - 1) == null) {
+                        if (rank % 2 == 1 && bk.isLaunched(last) && !bk.isLaunched(last - 1)) {
                             failures.add("bucket " + last + " launched before bucket " + (last - 1));
                         }
                     }

@@ -1,0 +1,258 @@
+package io.rdma4j.bench;
+
+import io.rdma4j.bench.launch.ExitStatus;
+import io.rdma4j.bench.launch.LocalJob;
+import io.rdma4j.collectives.Communicator;
+import io.rdma4j.collectives.DataType;
+import io.rdma4j.collectives.GradientBucketer;
+import io.rdma4j.collectives.ReduceOp;
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.bootstrap.Store;
+
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * {@code bin/rdma4j overlap-perf}: how well {@link GradientBucketer} hides the gradient allreduce
+ * behind a backward pass. A synthetic backward produces {@code --layers} gradients one after the
+ * other, each after {@code --layer-us} of work, and marks each ready as it is produced; the
+ * buckets' allreduces run on the communicator's progress thread meanwhile. Reported: the
+ * backward alone, the allreduce of all buckets alone, both together, and the overlap efficiency
+ * (backward alone + allreduce alone) / both: 2.0 is perfect overlap of two equal parts, 1.0 none.
+ *
+ * <p>Two kinds of backward: {@code wait} parks for each layer's time without using the CPU (a GPU
+ * computing while the CPU drives communication, the usual case in training), {@code cpu} computes
+ * on the CPU for it. By default a layer's time is set so that the backward alone lasts as long
+ * as the allreduce alone (measured first; rank 0's values are used everywhere): two parts of
+ * equal length. Each time is the slowest rank's, the median over the iterations. The gradients
+ * are views of the buckets by default ({@code --gradients copies}: the trainer's own segments,
+ * copied in and out by the CPU, which then competes with the allreduce for it).
+ */
+public final class OverlapPerf {
+    private static final String TOOL = "overlap-perf";
+    private static final String USAGE = "usage: bin/rdma4j overlap-perf [--ranks N] [-t shm|tcp|verbs] [--layers L] "
+            + "[--layer-bytes SIZE] [--bucket-bytes SIZE] [--layer-us US] [--backward wait|cpu|both] [-n ITERS] "
+            + "[-w WARMUP] [--gradients views|copies]";
+    private static final Duration AWAIT = Duration.ofMinutes(2);
+
+    private int ranks = 2;
+    private String transport;
+    private int layers = 16;
+    private long layerBytes = 1 << 20;
+    private long bucketBytes = 1 << 20;
+    private double layerMicros;
+    private List<String> backwards = List.of("wait", "cpu");
+    private int iters = 20;
+    private int warmup = 5;
+    /** Whether the gradients live in the buckets ({@link GradientBucketer#withBucketViews}) or are copied in and out. */
+    private boolean views = true;
+    private final List<String> forwarded = new ArrayList<>();
+    /** Sink of the CPU backward's arithmetic, so that the JIT cannot drop it. */
+    private static volatile double sink;
+
+    public static void main(String[] args) {
+        int status = new OverlapPerf().run(args, System.getenv(), System.out, System.err);
+        System.out.flush();
+        System.exit(status);
+    }
+
+    int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
+        if (List.of(args).contains("-h") || List.of(args).contains("--help")) {
+            out.println(USAGE);
+            return ExitStatus.OK;
+        }
+        try {
+            parse(args);
+        } catch (IllegalArgumentException e) {
+            err.println(TOOL + ": " + e.getMessage());
+            err.println(USAGE);
+            return ExitStatus.USAGE;
+        }
+        if (!PerfTool.inJob(env)) {
+            Map<String, String> rankEnv = transport == null ? Map.of() : Map.of(TransportConfig.ENV_TRANSPORT, transport);
+            return new LocalJob(TOOL, OverlapPerf.class.getName(), forwarded, ranks, rankEnv, out, err).run();
+        }
+        Map<String, String> e = new HashMap<>(env);
+        if (transport != null) {
+            e.put(TransportConfig.ENV_TRANSPORT, transport);
+        }
+        try (Store store = Communicator.bootstrapStore(e); Communicator comm = Communicator.fromEnvironment(e, store)) {
+            measure(comm, out);
+            return ExitStatus.OK;
+        } catch (RuntimeException ex) {
+            err.println(TOOL + ": rank " + env.getOrDefault("RANK", "?") + " failed: " + ex);
+            ex.printStackTrace(err);
+            return ExitStatus.FAILED;
+        }
+    }
+
+    private void parse(String[] args) {
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("option " + a + " needs a value");
+            }
+            String v = args[++i];
+            switch (a) {
+                case "--ranks" -> ranks = positive(a, v);
+                case "-t", "--transport" -> transport = v.toLowerCase(Locale.ROOT);
+                case "--layers" -> layers = positive(a, v);
+                case "--layer-bytes" -> layerBytes = ByteSizes.parse(v);
+                case "--bucket-bytes" -> bucketBytes = ByteSizes.parse(v);
+                case "--layer-us" -> layerMicros = Double.parseDouble(v);
+                case "--backward" -> backwards = switch (v) {
+                    case "wait", "cpu" -> List.of(v);
+                    case "both" -> List.of("wait", "cpu");
+                    default -> throw new IllegalArgumentException("--backward needs wait, cpu or both, got '" + v + "'");
+                };
+                case "-n" -> iters = positive(a, v);
+                case "-w" -> warmup = positive(a, v);
+                case "--gradients" -> views = switch (v) {
+                    case "views" -> true;
+                    case "copies" -> false;
+                    default -> throw new IllegalArgumentException("--gradients needs views or copies, got '" + v + "'");
+                };
+                default -> throw new IllegalArgumentException("unknown option '" + a + "'");
+            }
+            if (!a.equals("--ranks") && !a.equals("-t") && !a.equals("--transport")) {
+                forwarded.add(a);
+                forwarded.add(v);
+            }
+        }
+        if (layerBytes < 4 || layerBytes % 4 != 0 || bucketBytes < 4 || layerMicros < 0) {
+            throw new IllegalArgumentException("need --layer-bytes and --bucket-bytes whole f32 counts and --layer-us >= 0");
+        }
+    }
+
+    private static int positive(String option, String v) {
+        try {
+            int n = Integer.parseInt(v);
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new IllegalArgumentException("option " + option + " needs a positive integer, got '" + v + "'");
+    }
+
+    private void measure(Communicator comm, PrintStream out) {
+        long[] sizes = new long[layers];
+        Arrays.fill(sizes, layerBytes);
+        try (Arena arena = Arena.ofShared();
+             GradientBucketer bucketer = views
+                     ? GradientBucketer.withBucketViews(comm, DataType.F32, sizes, bucketBytes, ReduceOp.AVG)
+                     : new GradientBucketer(comm, DataType.F32, gradients(arena, sizes), bucketBytes, ReduceOp.AVG)) {
+            double allReduceAlone = median(comm, () -> backward(bucketer, "none", 0));
+            double[] layerNanos = {layerMicros > 0 ? layerMicros * 1e3 : allReduceAlone / layers};
+            comm.broadcast(layerNanos, 0); // one backward length on every rank
+            if (comm.rank() == 0) {
+                out.printf(Locale.ROOT, "# overlap-perf: %s, %d ranks, %d layers x %d B f32 (%s), %d buckets of <= %d B, "
+                                + "%d iterations (median of the slowest rank)%n",
+                        comm.provider(), comm.size(), layers, layerBytes, views ? "bucket views" : "copied",
+                        bucketer.bucketCount(), bucketBytes, iters);
+                out.printf("# %-9s %13s %18s %20s %10s %19s%n", "backward", "layer (us)", "backward alone (ms)",
+                        "allreduce alone (ms)", "both (ms)", "overlap efficiency");
+            }
+            for (String kind : backwards) {
+                long layer = layerMicros > 0 || !kind.equals("wait") ? (long) layerNanos[0]
+                        : calibrate(comm, kind, (long) layerNanos[0], allReduceAlone);
+                double alone = median(comm, () -> backward(null, kind, layer));
+                double both = median(comm, () -> backward(bucketer, kind, layer));
+                if (comm.rank() == 0) {
+                    out.printf(Locale.ROOT, "  %-9s %13.1f %18.3f %20.3f %10.3f %19.2f%n", kind, layer / 1e3,
+                            alone / 1e6, allReduceAlone / 1e6, both / 1e6, (alone + allReduceAlone) / both);
+                    out.flush();
+                }
+            }
+        }
+    }
+
+    /**
+     * The layer time at which a {@code kind} backward alone lasts {@code target} ns: a parked
+     * layer wakes late by the timer's slack, so the plain quotient would make the backward the
+     * longer part. A few rounds of correcting by the measured difference, agreed from rank 0.
+     * (A computing layer ends on time unless its rank loses its core, which no correction fixes.)
+     */
+    private long calibrate(Communicator comm, String kind, long layerNanos, double target) {
+        double[] layer = {layerNanos};
+        for (int round = 0; round < 3; round++) {
+            long l = (long) layer[0];
+            double measured = median(comm, () -> backward(null, kind, l));
+            layer[0] = Math.max(1_000, layer[0] + (target - measured) / layers);
+            comm.broadcast(layer, 0);
+        }
+        return (long) layer[0];
+    }
+
+    private static List<MemorySegment> gradients(Arena arena, long[] sizes) {
+        List<MemorySegment> grads = new ArrayList<>();
+        for (long bytes : sizes) {
+            grads.add(arena.allocate(bytes, 64));
+        }
+        return grads;
+    }
+
+    /**
+     * One backward pass: each layer computes for {@code layerNanos} ({@code kind}), then its
+     * gradient is marked ready; with a bucketer, waits for every bucket at the end.
+     */
+    private void backward(GradientBucketer bucketer, String kind, long layerNanos) {
+        for (int l = 0; l < layers; l++) {
+            switch (kind) {
+                case "wait" -> park(layerNanos);
+                case "cpu" -> compute(layerNanos);
+                default -> { } // no backward: the allreduce alone
+            }
+            if (bucketer != null) {
+                bucketer.markReady(l);
+            }
+        }
+        if (bucketer != null) {
+            bucketer.finish(AWAIT);
+        }
+    }
+
+    private static void park(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
+    }
+
+    private static void compute(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        double x = 1;
+        do {
+            for (int i = 0; i < 256; i++) {
+                x = x * 1.000_000_1 + 1e-9;
+            }
+        } while (System.nanoTime() - deadline < 0);
+        sink = x;
+    }
+
+    /** Median over the iterations of the slowest rank's time of {@code body}, in ns; all ranks start together. */
+    private double median(Communicator comm, Runnable body) {
+        double[] times = new double[iters];
+        for (int i = -warmup; i < iters; i++) {
+            comm.barrier();
+            long t0 = System.nanoTime();
+            body.run();
+            if (i >= 0) {
+                times[i] = System.nanoTime() - t0;
+            }
+        }
+        comm.allReduce(times, ReduceOp.MAX);
+        Arrays.sort(times);
+        return times[iters / 2];
+    }
+}

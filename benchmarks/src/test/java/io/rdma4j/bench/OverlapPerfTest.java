@@ -1,0 +1,56 @@
+package io.rdma4j.bench;
+
+import io.rdma4j.bench.launch.ExitStatus;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** overlap-perf: a short run of 2 local ranks, and its usage errors. */
+class OverlapPerfTest {
+
+    @Test
+    void reportsEachBackwardKindWithItsEfficiency() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int status = run(out, "--ranks", "2", "-t", "shm", "--layers", "4", "--layer-bytes", "64K", "--bucket-bytes",
+                "128K", "-n", "3", "-w", "2", "--gradients", "copies");
+        String table = out.toString(StandardCharsets.UTF_8);
+        assertEquals(ExitStatus.OK, status, table);
+        assertTrue(table.contains("4 layers x 65536 B f32 (copied), 2 buckets"), table);
+        for (String kind : List.of("wait", "cpu")) {
+            String row = table.lines().filter(l -> l.contains("  " + kind + " ")).findFirst()
+                    .orElseThrow(() -> new AssertionError("no " + kind + " row in\n" + table));
+            // kind, layer (us), backward alone, allreduce alone, both (ms), efficiency
+            String[] f = row.substring(row.indexOf(kind) + kind.length()).trim().split(" +");
+            assertEquals(5, f.length, row);
+            double layer = Double.parseDouble(f[0]);
+            double alone = Double.parseDouble(f[1]);
+            double allReduce = Double.parseDouble(f[2]);
+            double both = Double.parseDouble(f[3]);
+            double efficiency = Double.parseDouble(f[4]);
+            assertTrue(layer > 0 && alone > 0 && allReduce > 0 && both > 0, row);
+            assertTrue(alone >= 4 * layer / 1e3 * 0.99, "4 layers last at least 4 layer times: " + row);
+            assertEquals((alone + allReduce) / both, efficiency, 0.01 + 0.002 * efficiency, row);
+        }
+    }
+
+    @Test
+    void badOptionsAreUsageErrors() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertEquals(ExitStatus.USAGE, run(out, "--gradients", "shared"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("--gradients needs views or copies"));
+        assertEquals(ExitStatus.USAGE, run(out, "--layers", "0"));
+        assertEquals(ExitStatus.USAGE, run(out, "--layer-bytes", "6"));
+    }
+
+    private static int run(ByteArrayOutputStream out, String... args) {
+        PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
+        return new OverlapPerf().run(args, Map.of(), ps, ps);
+    }
+}

@@ -1,0 +1,92 @@
+package io.rdma4j.collectives;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The asynchronous calls of one communicator that were issued and have not run yet: a ring of
+ * preallocated {@link Request}s, each with the {@link Work} that reports it. Calls are appended
+ * under the communicator's issue lock and run, oldest first, by whichever thread holds the
+ * engine: the progress thread, a thread awaiting one of them, or a synchronous call that must
+ * run after them. That single-consumer-under-a-lock discipline is what keeps execution in issue
+ * order.
+ */
+final class CallQueue {
+    private final Request[] requests;
+    private final Work[] works;
+    private final int mask;
+    private final CollectiveCalls calls;
+    /** Sequence number of the next call to run; written only by the engine's holder. */
+    private volatile long head;
+    /** Sequence number the next issued call gets; written only under the issue lock. */
+    private volatile long tail;
+
+    /** @param capacity a power of two: how many calls may wait at once */
+    CallQueue(int capacity, CollectiveCalls calls) {
+        if (Integer.bitCount(capacity) != 1) {
+            throw new IllegalArgumentException("queue capacity " + capacity + " is not a power of two");
+        }
+        this.requests = new Request[capacity];
+        this.works = new Work[capacity];
+        for (int i = 0; i < capacity; i++) {
+            requests[i] = new Request();
+        }
+        this.mask = capacity - 1;
+        this.calls = calls;
+    }
+
+    boolean isFull() {
+        return tail - head == requests.length;
+    }
+
+    boolean isEmpty() {
+        return head == tail;
+    }
+
+    /** Whether the call numbered {@code seq} was taken to run (it may still be running). */
+    boolean started(long seq) {
+        return head > seq;
+    }
+
+    /** Appends a call; the caller holds the issue lock and saw {@link #isFull()} false. */
+    void append(Work work, Request.Kind kind, MemorySegment send, MemorySegment recv, long count, DataType type,
+                ReduceOp op, int root, Algorithm algorithm) {
+        long t = tail;
+        int i = (int) (t & mask);
+        requests[i].set(kind, send, recv, count, type, op, root, algorithm);
+        works[i] = work;
+        work.issue(kind, t);
+        tail = t + 1;
+    }
+
+    /** Runs the queued calls numbered up to {@code seq}, oldest first; the caller holds the engine. */
+    void runThrough(long seq) {
+        while (head <= seq && head != tail) {
+            runOldest();
+        }
+    }
+
+    /** Runs every queued call; the caller holds the engine. */
+    void runAll() {
+        while (head != tail) {
+            runOldest();
+        }
+    }
+
+    private void runOldest() {
+        long h = head;
+        int i = (int) (h & mask);
+        Request r = requests[i];
+        Work w = works[i];
+        Throwable failure = null;
+        try {
+            calls.checkUsable();
+            calls.execute(r);
+        } catch (Throwable t) {
+            failure = t;
+        }
+        r.clear();
+        works[i] = null;
+        head = h + 1;
+        w.complete(failure);
+    }
+}

@@ -1,0 +1,60 @@
+package io.rdma4j.collectives;
+
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The thread that runs a communicator's asynchronous calls while its caller computes (NCCL's
+ * proxy thread plays this part). It parks while the queue is empty; issuing a call unparks it.
+ * It parks instead of spinning because it shares the host's cores with the computation it
+ * overlaps: a thread that awaits a call runs queued calls itself, so latency does not depend on
+ * how fast this one wakes.
+ */
+final class ProgressThread implements Runnable {
+    private final CallQueue queue;
+    private final ReentrantLock engineLock;
+    private final Thread thread;
+    private volatile boolean stopping;
+
+    ProgressThread(CallQueue queue, ReentrantLock engineLock, String name) {
+        this.queue = queue;
+        this.engineLock = engineLock;
+        this.thread = new Thread(this, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** A call was queued. */
+    void wake() {
+        LockSupport.unpark(thread);
+    }
+
+    /** Ends the thread once the queue is empty (calls still queued fail on the closed communicator). */
+    void stop() {
+        stopping = true;
+        LockSupport.unpark(thread);
+    }
+
+    long threadId() {
+        return thread.threadId();
+    }
+
+    @Override
+    public void run() {
+        while (true) {
+            if (!queue.isEmpty()) {
+                engineLock.lock();
+                try {
+                    queue.runAll();
+                } finally {
+                    engineLock.unlock();
+                }
+            } else if (stopping) {
+                return;
+            } else {
+                // an issue between the check and the park leaves its unpark permit: no lost wake-up
+                LockSupport.park(this);
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package io.rdma4j.collectives;
+
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.testing.LocalGroup;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@link GradientBucketer} with gradients that live in its buckets, on two ranks in this JVM. */
+class GradientBucketerTest {
+    private static final Duration AWAIT = Duration.ofSeconds(30);
+
+    /** Gradient i, element j on rank r: (r + 1) * (1000 i + j); the average over 2 ranks is 1.5 (1000 i + j). */
+    private static float input(int rank, int i, long j) {
+        return (rank + 1) * (1000f * i + j);
+    }
+
+    @Test
+    void bucketViewsAreReducedInPlaceWithoutCopies() throws Exception {
+        long[] bytes = {3000 * 4, 5000 * 4, 1 * 4, 12000 * 4, 700 * 4};
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.SHM))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = Communicator.builder().transport(t).store(store)
+                        .options(CollectiveOptions.defaults().withTimeout(AWAIT)).build();
+                     GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, bytes, 32 << 10,
+                             ReduceOp.AVG)) {
+                    assertTrue(bk.bucketCount() >= 2, "several buckets: " + bk.bucketCount());
+                    for (int i = 0; i < bytes.length; i++) {
+                        MemorySegment grad = bk.gradient(i);
+                        assertEquals(bytes[i], grad.byteSize());
+                        for (int k = 0; k < i; k++) { // views of distinct memory
+                            MemorySegment other = bk.gradient(k);
+                            assertTrue(grad.address() >= other.address() + other.byteSize()
+                                    || other.address() >= grad.address() + grad.byteSize(), "gradients " + k + " and " + i);
+                        }
+                    }
+                    assertThrows(IllegalStateException.class, () -> bk.awaitBucket(0, AWAIT));
+                    for (int iter = 0; iter < 3; iter++) {
+                        // produced last to first on rank 1: launches still go in bucket order
+                        for (int n = 0; n < bytes.length; n++) {
+                            int i = rank == 0 ? n : bytes.length - 1 - n;
+                            MemorySegment grad = bk.gradient(i);
+                            for (long j = 0; j < bytes[i] / 4; j++) {
+                                grad.setAtIndex(ValueLayout.JAVA_FLOAT, j, input(rank, i, j) + iter);
+                            }
+                            bk.markReady(i);
+                        }
+                        bk.finish(AWAIT);
+                        assertFalse(bk.isLaunched(0), "finish resets for the next iteration");
+                        for (int i = 0; i < bytes.length; i++) {
+                            MemorySegment grad = bk.gradient(i);
+                            for (long j = 0; j < bytes[i] / 4; j++) {
+                                float want = (input(0, i, j) + input(1, i, j)) / 2 + iter;
+                                assertEquals(want, grad.getAtIndex(ValueLayout.JAVA_FLOAT, j), Math.ulp(want) * 4,
+                                        "rank " + rank + " iteration " + iter + " gradient " + i + " element " + j);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    @Test
+    void gradientSizesThatAreNotWholeElementsAreRefused() throws Exception {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator c = Communicator.builder().transport(g.transport(0)).store(g.store(0)).build()) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> GradientBucketer.withBucketViews(c, DataType.F32, new long[] {8, 6}, 1024, ReduceOp.AVG));
+            assertTrue(e.getMessage().contains("gradient 1 has 6 bytes"), e.getMessage());
+        }
+    }
+}
