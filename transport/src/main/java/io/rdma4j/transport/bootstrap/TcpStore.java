@@ -41,9 +41,9 @@ public final class TcpStore implements Store {
     private final int port;
     private final Duration timeout;
     private final TcpStoreServer server;
-    private final Socket socket;
-    private final DataInputStream in;
-    private final DataOutputStream out;
+    private Socket socket;
+    private DataInputStream in;
+    private DataOutputStream out;
     private boolean closed;
 
     private TcpStore(Builder b) {
@@ -51,17 +51,31 @@ public final class TcpStore implements Store {
         this.timeout = b.timeout;
         this.server = b.hostServer ? TcpStoreServer.start(new InetSocketAddress(b.port), b.token) : null;
         this.port = server != null ? server.port() : b.port;
-        try {
-            this.socket = connect(host, port, timeout);
-            this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
-            this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
-            handshake(b.token);
-        } catch (RuntimeException | Error e) {
-            closeQuietly();
-            throw e;
-        } catch (IOException e) {
-            closeQuietly();
-            throw new TransportException(-1, "store at " + host + ":" + port + " failed during the handshake: " + e, e);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            try {
+                this.socket = connect(host, port, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+                this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+                this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+                handshake(b.token);
+                return;
+            } catch (RuntimeException | Error e) {
+                closeQuietly();
+                throw e;
+            } catch (IOException e) {
+                // the server closes the oldest tokenless connections when too many wait at once:
+                // under a flood of foreign connections this one may be among them; connect again
+                if (System.nanoTime() - deadline >= 0) {
+                    closeQuietly();
+                    throw new TransportException(-1, "store at " + host + ":" + port + " failed during the handshake: "
+                            + e, e);
+                }
+                try {
+                    socket.close();
+                } catch (IOException ignored) {
+                    // connecting again regardless
+                }
+            }
         }
     }
 

@@ -15,6 +15,7 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -26,14 +27,23 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The key/value server behind {@link TcpStore}, hosted by rank 0 on MASTER_ADDR:MASTER_PORT.
  * One acceptor thread and one virtual thread per client (bootstrap traffic is tiny; a blocking
- * handler per client keeps waits simple). A client must first present the job token; one that
- * does not is answered with an error, logged and disconnected. {@link #close()} closes every
+ * handler per client keeps waits simple). A client must first present the job token, within
+ * {@value #HELLO_TIMEOUT_MS} ms; one that does not is answered with an error, logged and
+ * disconnected. At most {@value #MAX_UNAUTHENTICATED} connections may wait for their token at
+ * once: a new one beyond that closes the oldest, so that a flood of idle connections neither
+ * piles up nor locks out the ranks (whose token arrives right after they connect). After the
+ * token, a malformed request is answered with an error and the connection goes on; one whose
+ * frame is too large to skip is answered and closed; the values held are bounded in total. {@link #close()} closes every
  * socket and joins every thread it started.
  */
 public final class TcpStoreServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(TcpStoreServer.class.getName());
-    /** How long a fresh connection may take to present its token. */
-    private static final int HELLO_TIMEOUT_MS = 10_000;
+    /** How long a fresh connection may take to present its token (a rank sends it at once). */
+    static final int HELLO_TIMEOUT_MS = 3_000;
+    /** Connections that may wait for their token at once; more evict the oldest. */
+    static final int MAX_UNAUTHENTICATED = 64;
+    /** Bytes of values the store holds at most: a job's bootstrap needs kilobytes per rank. */
+    static final long MAX_STORED_BYTES = 1L << 30;
 
     private final byte[] token;
     private final ServerSocket server;
@@ -42,6 +52,10 @@ public final class TcpStoreServer implements AutoCloseable {
     private final Condition changed = lock.newCondition();
     private final Map<String, byte[]> values = new HashMap<>();
     private final Set<Socket> clients = new HashSet<>();
+    /** Connections that have not presented their token yet, oldest first. */
+    private final ArrayDeque<Socket> unauthenticated = new ArrayDeque<>();
+    private long storedBytes;
+    private long evicted;
     private final Set<Thread> handlers = new HashSet<>();
     private boolean closed;
 
@@ -98,6 +112,15 @@ public final class TcpStoreServer implements AutoCloseable {
                     return;
                 }
                 clients.add(s);
+                if (unauthenticated.size() >= MAX_UNAUTHENTICATED) {
+                    Socket oldest = unauthenticated.removeFirst();
+                    if (evicted++ == 0) {
+                        LOG.log(Level.WARNING, "store server: more than " + MAX_UNAUTHENTICATED + " connections without "
+                                + "a token at once; closing the oldest (first: " + oldest.getRemoteSocketAddress() + ")");
+                    }
+                    closeQuietly(oldest);
+                }
+                unauthenticated.addLast(s);
                 Thread t = Thread.ofVirtual().name("rdma4j-store-client-" + s.getRemoteSocketAddress())
                         .unstarted(() -> serve(s));
                 handlers.add(t);
@@ -114,7 +137,14 @@ public final class TcpStoreServer implements AutoCloseable {
             DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
             s.setSoTimeout(HELLO_TIMEOUT_MS);
-            if (!handshake(s, in, out)) {
+            boolean admitted = handshake(s, in, out);
+            lock.lock();
+            try {
+                unauthenticated.remove(s);
+            } finally {
+                lock.unlock();
+            }
+            if (!admitted) {
                 return;
             }
             s.setSoTimeout(0);
@@ -124,8 +154,17 @@ public final class TcpStoreServer implements AutoCloseable {
                     frame = StoreProtocol.readFrame(in, StoreProtocol.MAX_FRAME);
                 } catch (java.io.EOFException | SocketException e) {
                     return; // client left
+                } catch (IOException tooLarge) { // its bytes cannot be skipped: answer, then close
+                    StoreProtocol.writeFrame(out, error(tooLarge.getMessage()));
+                    return;
                 }
-                StoreProtocol.writeFrame(out, handle(frame));
+                byte[] response;
+                try {
+                    response = handle(frame);
+                } catch (IOException malformed) { // the frame was read whole: the next one is intact
+                    response = error("malformed store request: " + malformed.getMessage());
+                }
+                StoreProtocol.writeFrame(out, response);
             }
         } catch (IOException | RuntimeException e) {
             if (!isClosed()) {
@@ -179,12 +218,22 @@ public final class TcpStoreServer implements AutoCloseable {
         try {
             switch (op) {
                 case StoreProtocol.SET -> {
-                    values.put(key, StoreProtocol.readBytes(req, StoreProtocol.MAX_FRAME));
+                    byte[] value = StoreProtocol.readBytes(req, StoreProtocol.MAX_FRAME);
+                    endOf(req);
+                    byte[] old = values.get(key);
+                    long after = storedBytes + value.length - (old == null ? 0 : old.length);
+                    if (after > MAX_STORED_BYTES) {
+                        return error("store full: setting '" + key + "' would hold " + after + " bytes (limit "
+                                + MAX_STORED_BYTES + ")");
+                    }
+                    values.put(key, value);
+                    storedBytes = after;
                     changed.signalAll();
                     resp.writeByte(StoreProtocol.OK);
                 }
                 case StoreProtocol.GET -> {
                     long remaining = TimeUnit.MILLISECONDS.toNanos(req.readLong());
+                    endOf(req);
                     byte[] v;
                     while ((v = values.get(key)) == null && remaining > 0 && !closed) {
                         remaining = changed.awaitNanos(remaining);
@@ -198,15 +247,21 @@ public final class TcpStoreServer implements AutoCloseable {
                 }
                 case StoreProtocol.ADD -> {
                     long delta = req.readLong();
+                    endOf(req);
                     byte[] old = values.get(key);
                     long v = (old == null ? 0 : StoreProtocol.parseCounter(key, old)) + delta;
-                    values.put(key, StoreProtocol.counterBytes(v));
+                    byte[] counter = StoreProtocol.counterBytes(v);
+                    values.put(key, counter);
+                    storedBytes += counter.length - (old == null ? 0 : old.length);
                     changed.signalAll();
                     resp.writeByte(StoreProtocol.OK);
                     resp.writeLong(v);
                 }
                 case StoreProtocol.DELETE -> {
-                    boolean existed = values.remove(key) != null;
+                    endOf(req);
+                    byte[] old = values.remove(key);
+                    boolean existed = old != null;
+                    storedBytes -= existed ? old.length : 0;
                     resp.writeByte(StoreProtocol.OK);
                     resp.writeBoolean(existed);
                 }
@@ -223,6 +278,23 @@ public final class TcpStoreServer implements AutoCloseable {
             lock.unlock();
         }
         return bytes.toByteArray();
+    }
+
+    /** A request must end where its frame ends: trailing bytes mean a malformed or foreign client. */
+    private static void endOf(DataInputStream req) throws IOException {
+        if (req.available() > 0) {
+            throw new IOException(req.available() + " unexpected bytes after the request");
+        }
+    }
+
+    /** Connections that have not presented their token yet (at most {@link #MAX_UNAUTHENTICATED}). */
+    public int unauthenticatedCount() {
+        lock.lock();
+        try {
+            return unauthenticated.size();
+        } finally {
+            lock.unlock();
+        }
     }
 
     private static byte[] error(String message) {
