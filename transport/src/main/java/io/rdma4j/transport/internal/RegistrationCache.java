@@ -8,10 +8,35 @@ import java.util.Arrays;
  * providers; not thread-safe (each transport's lock guards its cache).
  */
 public final class RegistrationCache<B> {
+    /**
+     * Entries a bounded cache holds at most: the distinct (address, size) pairs of a training
+     * job's buffers are few, while a caller slicing one buffer at random sizes makes a new pair
+     * per call.
+     */
+    public static final int BOUNDED_ENTRIES = 4096;
+
+    private final int maxEntries;
     private long[] addresses = new long[64];
     private long[] sizes = new long[64];
     private Object[] buffers = new Object[64];
     private int count;
+
+    /** A cache that keeps every entry until {@link #clear()} (its entries own native resources). */
+    public RegistrationCache() {
+        this(Integer.MAX_VALUE);
+    }
+
+    /**
+     * A cache of at most {@code maxEntries}: adding one more forgets them all. Only for entries
+     * that own no native resource (nothing to release when one is forgotten; a forgotten entry
+     * still in use by a request stays valid and a later lookup makes a new one).
+     */
+    public RegistrationCache(int maxEntries) {
+        if (maxEntries < 1) {
+            throw new IllegalArgumentException("a registration cache needs room for an entry, got " + maxEntries);
+        }
+        this.maxEntries = maxEntries;
+    }
 
     @SuppressWarnings("unchecked")
     public B get(long address, long size) {
@@ -32,6 +57,9 @@ public final class RegistrationCache<B> {
                 buffers[i] = buffer;
                 return;
             }
+        }
+        if (count == maxEntries) {
+            clear();
         }
         if ((count + 1) * 2 > buffers.length) {
             grow();

@@ -93,7 +93,7 @@ public final class ShmTransport implements Transport {
     private final ShmConnection[] connections;
     private final ShmConnection[] connected;
     private int connectedCount;
-    private final RegistrationCache<CachedRegistration> registrations = new RegistrationCache<>();
+    private final RegistrationCache<CachedRegistration> registrations = new RegistrationCache<>(RegistrationCache.BOUNDED_ENTRIES);
     private final Thread cleanupHook;
     private boolean windowTaken;
 

@@ -69,7 +69,7 @@ public final class TcpTransport implements Transport {
     private final TcpConnection[] connections;
     private final List<Handshake> handshakes = new ArrayList<>();
     private final List<TcpBuffer> allocated = new ArrayList<>();
-    private final RegistrationCache<TcpBuffer> cache = new RegistrationCache<>();
+    private final RegistrationCache<TcpBuffer> cache = new RegistrationCache<>(RegistrationCache.BOUNDED_ENTRIES);
     private final Consumer<SelectionKey> onSelected = this::onSelected;
     private final RequestCompletion completion;
     private int selectedWork;

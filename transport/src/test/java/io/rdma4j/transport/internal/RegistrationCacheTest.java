@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class RegistrationCacheTest {
 
@@ -32,5 +33,19 @@ class RegistrationCacheTest {
         assertEquals(1, cache.size());
         cache.clear();
         assertNull(cache.get(0x5000, 64));
+    }
+
+    @Test
+    void aBoundedCacheForgetsEverythingRatherThanGrowPastItsBound() {
+        RegistrationCache<String> cache = new RegistrationCache<>(100);
+        for (int i = 0; i < 1000; i++) {
+            cache.put(0x7000, 8 + i, "r" + i); // one buffer sliced at ever new sizes
+            assertTrue(cache.size() <= 100, "entries: " + cache.size());
+            assertEquals("r" + i, cache.get(0x7000, 8 + i), "the newest is always found");
+        }
+        assertEquals(1000 % 100 == 0 ? 100 : 1000 % 100, cache.size());
+        assertNull(cache.get(0x7000, 8), "the oldest was forgotten");
+        cache.put(0x7000, 8 + 999, "again"); // replacing an entry does not count as one more
+        assertSame("again", cache.get(0x7000, 8 + 999));
     }
 }
