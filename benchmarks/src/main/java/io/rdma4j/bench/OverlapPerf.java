@@ -1,12 +1,10 @@
 package io.rdma4j.bench;
 
 import io.rdma4j.bench.launch.ExitStatus;
-import io.rdma4j.bench.launch.LocalJob;
 import io.rdma4j.collectives.Communicator;
 import io.rdma4j.collectives.DataType;
 import io.rdma4j.collectives.GradientBucketer;
 import io.rdma4j.collectives.ReduceOp;
-import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.bootstrap.Store;
 
 import java.io.PrintStream;
@@ -15,10 +13,8 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -37,15 +33,9 @@ import java.util.concurrent.locks.LockSupport;
  * are views of the buckets by default ({@code --gradients copies}: the trainer's own segments,
  * copied in and out by the CPU, which then competes with the allreduce for it).
  */
-public final class OverlapPerf {
-    private static final String TOOL = "overlap-perf";
-    private static final String USAGE = "usage: bin/rdma4j overlap-perf [--ranks N] [-t shm|tcp|verbs] [--layers L] "
-            + "[--layer-bytes SIZE] [--bucket-bytes SIZE] [--layer-us US] [--backward wait|cpu|both] [-n ITERS] "
-            + "[-w WARMUP] [--gradients views|copies]";
+public final class OverlapPerf extends CommunicatorTool {
     private static final Duration AWAIT = Duration.ofMinutes(2);
 
-    private int ranks = 2;
-    private String transport;
     private int layers = 16;
     private long layerBytes = 1 << 20;
     private long bucketBytes = 1 << 20;
@@ -55,9 +45,13 @@ public final class OverlapPerf {
     private int warmup = 5;
     /** Whether the gradients live in the buckets ({@link GradientBucketer#withBucketViews}) or are copied in and out. */
     private boolean views = true;
-    private final List<String> forwarded = new ArrayList<>();
     /** Sink of the CPU backward's arithmetic, so that the JIT cannot drop it. */
     private static volatile double sink;
+
+    OverlapPerf() {
+        super("overlap-perf", 2, "[--layers L] [--layer-bytes SIZE] [--bucket-bytes SIZE] [--layer-us US] "
+                + "[--backward wait|cpu|both] [-n ITERS] [-w WARMUP] [--gradients views|copies]");
+    }
 
     public static void main(String[] args) {
         int status = new OverlapPerf().run(args, System.getenv(), System.out, System.err);
@@ -65,84 +59,40 @@ public final class OverlapPerf {
         System.exit(status);
     }
 
-    int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
-        if (List.of(args).contains("-h") || List.of(args).contains("--help")) {
-            out.println(USAGE);
-            return ExitStatus.OK;
-        }
-        try {
-            parse(args);
-        } catch (IllegalArgumentException e) {
-            err.println(TOOL + ": " + e.getMessage());
-            err.println(USAGE);
-            return ExitStatus.USAGE;
-        }
-        if (!PerfTool.inJob(env)) {
-            Map<String, String> rankEnv = transport == null ? Map.of() : Map.of(TransportConfig.ENV_TRANSPORT, transport);
-            return new LocalJob(TOOL, OverlapPerf.class.getName(), forwarded, ranks, rankEnv, out, err).run();
-        }
-        Map<String, String> e = new HashMap<>(env);
-        if (transport != null) {
-            e.put(TransportConfig.ENV_TRANSPORT, transport);
-        }
-        try (Store store = Communicator.bootstrapStore(e); Communicator comm = Communicator.fromEnvironment(e, store)) {
-            measure(comm, out);
-            return ExitStatus.OK;
-        } catch (RuntimeException ex) {
-            err.println(TOOL + ": rank " + env.getOrDefault("RANK", "?") + " failed: " + ex);
-            ex.printStackTrace(err);
-            return ExitStatus.FAILED;
+    @Override
+    void option(String name, String v) {
+        switch (name) {
+            case "--layers" -> layers = positive(name, v);
+            case "--layer-bytes" -> layerBytes = ByteSizes.parse(v);
+            case "--bucket-bytes" -> bucketBytes = ByteSizes.parse(v);
+            case "--layer-us" -> layerMicros = Double.parseDouble(v);
+            case "--backward" -> backwards = switch (v) {
+                case "wait", "cpu" -> List.of(v);
+                case "both" -> List.of("wait", "cpu");
+                default -> throw new IllegalArgumentException("--backward needs wait, cpu or both, got '" + v + "'");
+            };
+            case "-n" -> iters = positive(name, v);
+            case "-w" -> warmup = positive(name, v);
+            case "--gradients" -> views = switch (v) {
+                case "views" -> true;
+                case "copies" -> false;
+                default -> throw new IllegalArgumentException("--gradients needs views or copies, got '" + v + "'");
+            };
+            default -> throw new IllegalArgumentException("unknown option '" + name + "'");
         }
     }
 
-    private void parse(String[] args) {
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (i + 1 >= args.length) {
-                throw new IllegalArgumentException("option " + a + " needs a value");
-            }
-            String v = args[++i];
-            switch (a) {
-                case "--ranks" -> ranks = positive(a, v);
-                case "-t", "--transport" -> transport = v.toLowerCase(Locale.ROOT);
-                case "--layers" -> layers = positive(a, v);
-                case "--layer-bytes" -> layerBytes = ByteSizes.parse(v);
-                case "--bucket-bytes" -> bucketBytes = ByteSizes.parse(v);
-                case "--layer-us" -> layerMicros = Double.parseDouble(v);
-                case "--backward" -> backwards = switch (v) {
-                    case "wait", "cpu" -> List.of(v);
-                    case "both" -> List.of("wait", "cpu");
-                    default -> throw new IllegalArgumentException("--backward needs wait, cpu or both, got '" + v + "'");
-                };
-                case "-n" -> iters = positive(a, v);
-                case "-w" -> warmup = positive(a, v);
-                case "--gradients" -> views = switch (v) {
-                    case "views" -> true;
-                    case "copies" -> false;
-                    default -> throw new IllegalArgumentException("--gradients needs views or copies, got '" + v + "'");
-                };
-                default -> throw new IllegalArgumentException("unknown option '" + a + "'");
-            }
-            if (!a.equals("--ranks") && !a.equals("-t") && !a.equals("--transport")) {
-                forwarded.add(a);
-                forwarded.add(v);
-            }
-        }
+    @Override
+    void validate() {
         if (layerBytes < 4 || layerBytes % 4 != 0 || bucketBytes < 4 || layerMicros < 0) {
             throw new IllegalArgumentException("need --layer-bytes and --bucket-bytes whole f32 counts and --layer-us >= 0");
         }
     }
 
-    private static int positive(String option, String v) {
-        try {
-            int n = Integer.parseInt(v);
-            if (n > 0) {
-                return n;
-            }
-        } catch (NumberFormatException ignored) {
-            // reported below
-        }
-        throw new IllegalArgumentException("option " + option + " needs a positive integer, got '" + v + "'");
+    @Override
+    int runRank(Communicator comm, Store store, PrintStream out) {
+        measure(comm, out);
+        return ExitStatus.OK;
     }
 
     private void measure(Communicator comm, PrintStream out) {

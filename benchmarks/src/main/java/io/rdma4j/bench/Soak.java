@@ -3,12 +3,10 @@ package io.rdma4j.bench;
 import io.rdma4j.bench.check.ElementCodec;
 import io.rdma4j.bench.check.TestPattern;
 import io.rdma4j.bench.launch.ExitStatus;
-import io.rdma4j.bench.launch.LocalJob;
 import io.rdma4j.collectives.Communicator;
 import io.rdma4j.collectives.DataType;
 import io.rdma4j.collectives.ReduceOp;
 import io.rdma4j.collectives.Work;
-import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.bootstrap.Store;
 
 import java.io.IOException;
@@ -20,11 +18,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Random;
 import java.util.stream.Stream;
 
@@ -40,10 +34,7 @@ import java.util.stream.Stream;
  * resident memory, open file descriptors and threads, at the start and every
  * {@code --report-seconds}, so that growth shows.
  */
-public final class Soak {
-    private static final String TOOL = "soak";
-    private static final String USAGE = "usage: bin/rdma4j soak [--ranks N] [-t shm|tcp|verbs] [--minutes M] "
-            + "[--seed S] [--max-count ELEMENTS] [--report-seconds S]";
+public final class Soak extends CommunicatorTool {
     /** Calls between two agreements on whether to go on (rank 0's clock decides for everyone). */
     private static final int CALLS_PER_ROUND = 64;
     private static final DataType[] TYPES = DataType.values();
@@ -52,13 +43,13 @@ public final class Soak {
 
     private enum Kind { ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER, BROADCAST, REDUCE, ALL_TO_ALL, BARRIER }
 
-    private int ranks = 4;
-    private String transport;
     private double minutes = 1;
     private long seed = 1;
     private int maxCount = 1 << 16;
     private double reportSeconds = 60;
-    private final List<String> forwarded = new ArrayList<>();
+    Soak() {
+        super("soak", 4, "[--minutes M] [--seed S] [--max-count ELEMENTS] [--report-seconds S]");
+    }
 
     public static void main(String[] args) {
         int status = new Soak().run(args, System.getenv(), System.out, System.err);
@@ -66,74 +57,39 @@ public final class Soak {
         System.exit(status);
     }
 
-    int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
-        if (List.of(args).contains("-h") || List.of(args).contains("--help")) {
-            out.println(USAGE);
-            return ExitStatus.OK;
-        }
-        try {
-            parse(args);
-        } catch (IllegalArgumentException e) {
-            err.println(TOOL + ": " + e.getMessage());
-            err.println(USAGE);
-            return ExitStatus.USAGE;
-        }
-        if (!PerfTool.inJob(env)) {
-            Map<String, String> rankEnv = transport == null ? Map.of() : Map.of(TransportConfig.ENV_TRANSPORT, transport);
-            return new LocalJob(TOOL, Soak.class.getName(), forwarded, ranks, rankEnv, out, err).run();
-        }
-        Map<String, String> e = new HashMap<>(env);
-        if (transport != null) {
-            e.put(TransportConfig.ENV_TRANSPORT, transport);
-        }
-        try (Store store = Communicator.bootstrapStore(e); Communicator comm = Communicator.fromEnvironment(e, store)) {
-            long wrong = soak(comm, out);
-            store.set("soak/wrong/" + comm.rank(), ByteBuffer.allocate(8).putLong(wrong).array());
-            if (comm.rank() != 0) {
-                return wrong == 0 ? ExitStatus.OK : ExitStatus.WRONG_RESULTS;
-            }
-            long total = 0;
-            for (int r = 0; r < comm.size(); r++) {
-                total += ByteBuffer.wrap(store.get("soak/wrong/" + r, AWAIT)).getLong();
-            }
-            out.printf("# soak: %d wrong elements on all ranks (counted through the store): %s%n", total,
-                    total == 0 ? "OK" : "WRONG");
-            return total == 0 ? ExitStatus.OK : ExitStatus.WRONG_RESULTS;
-        } catch (RuntimeException ex) {
-            err.println(TOOL + ": rank " + env.getOrDefault("RANK", "?") + " failed: " + ex);
-            ex.printStackTrace(err);
-            return ExitStatus.FAILED;
+    @Override
+    void option(String name, String v) {
+        switch (name) {
+            case "--minutes" -> minutes = Double.parseDouble(v);
+            case "--seed" -> seed = Long.parseLong(v);
+            case "--max-count" -> maxCount = positive(name, v);
+            case "--report-seconds" -> reportSeconds = Double.parseDouble(v);
+            default -> throw new IllegalArgumentException("unknown option '" + name + "'");
         }
     }
 
-    private void parse(String[] args) {
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (i + 1 >= args.length) {
-                throw new IllegalArgumentException("option " + a + " needs a value");
-            }
-            String v = args[++i];
-            try {
-                switch (a) {
-                    case "--ranks" -> ranks = Integer.parseInt(v);
-                    case "-t", "--transport" -> transport = v.toLowerCase(Locale.ROOT);
-                    case "--minutes" -> minutes = Double.parseDouble(v);
-                    case "--seed" -> seed = Long.parseLong(v);
-                    case "--max-count" -> maxCount = Integer.parseInt(v);
-                    case "--report-seconds" -> reportSeconds = Double.parseDouble(v);
-                    default -> throw new IllegalArgumentException("unknown option '" + a + "'");
-                }
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("option " + a + " needs a number, got '" + v + "'");
-            }
-            if (!a.equals("--ranks") && !a.equals("-t") && !a.equals("--transport")) {
-                forwarded.add(a);
-                forwarded.add(v);
-            }
+    @Override
+    void validate() {
+        if (!(minutes > 0) || !(reportSeconds > 0)) {
+            throw new IllegalArgumentException("need --minutes > 0 and --report-seconds > 0");
         }
-        if (ranks < 1 || !(minutes > 0) || maxCount < 1 || !(reportSeconds > 0)) {
-            throw new IllegalArgumentException("need --ranks >= 1, --minutes > 0, --max-count >= 1 and --report-seconds > 0");
+    }
+
+    /** Soaks, then sums every rank's wrong elements through the store on rank 0. */
+    @Override
+    int runRank(Communicator comm, Store store, PrintStream out) {
+        long wrong = soak(comm, out);
+        store.set("soak/wrong/" + comm.rank(), ByteBuffer.allocate(8).putLong(wrong).array());
+        if (comm.rank() != 0) {
+            return wrong == 0 ? ExitStatus.OK : ExitStatus.WRONG_RESULTS;
         }
+        long total = 0;
+        for (int r = 0; r < comm.size(); r++) {
+            total += ByteBuffer.wrap(store.get("soak/wrong/" + r, AWAIT)).getLong();
+        }
+        out.printf("# soak: %d wrong elements on all ranks (counted through the store): %s%n", total,
+                total == 0 ? "OK" : "WRONG");
+        return total == 0 ? ExitStatus.OK : ExitStatus.WRONG_RESULTS;
     }
 
     /** Runs calls until rank 0's time is up; returns this rank's wrong elements. */
