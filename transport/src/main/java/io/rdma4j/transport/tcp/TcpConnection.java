@@ -78,6 +78,11 @@ final class TcpConnection implements Connection {
     // that arrived before their send, both in arrival order.
     int pendingSendHead = -1;
     private int pendingSendTail = -1;
+    /**
+     * Clear-to-sends that may wait for their sends at once: a peer sends one per receive it has
+     * posted, and no rank's request table holds this many; more is a peer posting without end.
+     */
+    static final int MAX_UNMATCHED_CTS = 1 << 16;
     private int[] ctsTag = new int[16];
     private long[] ctsRecvId = new long[16];
     private long[] ctsCapacity = new long[16];
@@ -463,6 +468,8 @@ final class TcpConnection implements Connection {
                 int s = takePendingSend(tag);
                 if (s >= 0) {
                     transport.matched(this, s, a, b);
+                } else if (ctsCount == MAX_UNMATCHED_CTS) {
+                    throw violation("more than " + MAX_UNMATCHED_CTS + " clear-to-sends that no send has used");
                 } else {
                     addCts(tag, a, b);
                 }

@@ -154,4 +154,31 @@ class TcpHostileFrameTest {
         assertEquals((byte) 0xFF, region.segment().get(ValueLayout.JAVA_BYTE, 4095));
         assertEquals((byte) 0x5A, region.segment().get(ValueLayout.JAVA_BYTE, 3999));
     }
+
+    @Test
+    void aPeerThatSendsClearToSendsWithoutEndIsCutOff() throws Exception {
+        TcpEndpoint e = victimEndpoint();
+        connectAsRankZero(e.secretHigh(), e.secretLow());
+        var c = victim.connection(0);
+        RegisteredBuffer other = victim.allocate(64);
+        long pending = c.irecv(other, 0, 64, 1);
+        ByteBuffer many = ByteBuffer.allocate(Frame.HEADER * 4096).order(ByteOrder.LITTLE_ENDIAN);
+        for (int sent = 0; sent <= TcpConnection.MAX_UNMATCHED_CTS; sent += 4096) {
+            many.clear();
+            for (int k = 0; k < 4096; k++) {
+                many.putInt(Frame.CTS).putInt(9).putLong(sent + k).putLong(64).putLong(0).putLong(0);
+            }
+            many.flip();
+            try {
+                while (many.hasRemaining()) {
+                    attacker.write(many);
+                }
+            } catch (java.io.IOException closed) {
+                break; // cut off already
+            }
+        }
+        TransportException failure = assertThrows(TransportException.class, () -> victim.await(pending, WAIT));
+        assertEquals(0, failure.peer());
+        assertTrue(failure.getMessage().contains("clear-to-sends that no send has used"), failure.getMessage());
+    }
 }

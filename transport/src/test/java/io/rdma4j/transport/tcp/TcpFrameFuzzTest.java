@@ -1,0 +1,118 @@
+package io.rdma4j.transport.tcp;
+
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.TransportTimeoutException;
+import io.rdma4j.transport.bootstrap.Store;
+import io.rdma4j.transport.bootstrap.TcpStore;
+import io.rdma4j.transport.bootstrap.TcpStoreServer;
+import io.rdma4j.transport.testing.LocalGroup;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.lifecycle.AfterTry;
+import net.jqwik.api.lifecycle.BeforeTry;
+
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Property: a peer past the TCP provider's handshake sends a few random frames (any type, tag,
+ * fields and payload). Whatever they are, no byte of the registered region changes, the process
+ * goes on, and a frame that is rejected fails the connection with an error naming the peer
+ * (never a timeout, never an exception of another kind).
+ */
+class TcpFrameFuzzTest {
+    private static final long WAIT = TimeUnit.MILLISECONDS.toNanos(300);
+    private TcpStoreServer server;
+    private Store store;
+    private TcpTransport victim;
+    private RegisteredBuffer region;
+    private SocketChannel attacker;
+
+    @BeforeTry
+    void start() throws Exception {
+        server = TcpStoreServer.start(new InetSocketAddress("127.0.0.1", 0), "t");
+        store = TcpStore.builder().address("127.0.0.1").port(server.port()).token("t").build();
+        TransportConfig config = LocalGroup.config(TransportConfig.Provider.TCP).toBuilder().timeout(Duration.ofSeconds(2)).build();
+        victim = new TcpTransport(config, store, 1, 2);
+        region = victim.allocate(4096);
+        region.segment().fill((byte) 0x5A);
+        TcpEndpoint e = TcpEndpoint.fromBytes(1, store.get("rdma4j/tcp/endpoint/1", Duration.ofSeconds(5)));
+        attacker = SocketChannel.open(new InetSocketAddress(e.host(), e.port()));
+        write(List.of(new long[] {Frame.HELLO, Frame.VERSION, Frame.MAGIC, 0, e.secretHigh(), e.secretLow(), 0}));
+    }
+
+    @AfterTry
+    void stop() throws Exception {
+        attacker.close();
+        victim.close();
+        store.close();
+        server.close();
+    }
+
+    /** Frames as {type, tag, a, b, c, d, payload bytes}. */
+    private void write(List<long[]> frames) throws Exception {
+        for (long[] f : frames) {
+            ByteBuffer b = ByteBuffer.allocate(Frame.HEADER + (int) f[6]).order(ByteOrder.LITTLE_ENDIAN);
+            b.putInt((int) f[0]).putInt((int) f[1]).putLong(f[2]).putLong(f[3]).putLong(f[4]).putLong(f[5]);
+            while (b.hasRemaining()) {
+                b.put((byte) 0xFF);
+            }
+            b.flip();
+            while (b.hasRemaining()) {
+                attacker.write(b);
+            }
+        }
+    }
+
+    @Provide
+    Arbitrary<List<long[]>> frames() {
+        Arbitrary<Long> type = Arbitraries.oneOf(Arbitraries.longs().between(Frame.HELLO, Frame.READ_ERR),
+                Arbitraries.longs().between(-2, 1000));
+        Arbitrary<Long> field = Arbitraries.oneOf(Arbitraries.longs().between(-2, 5000), Arbitraries.longs());
+        Arbitrary<Long> payload = Arbitraries.longs().between(0, 256);
+        Arbitrary<long[]> frame = net.jqwik.api.Combinators.combine(List.of(type, field, field, field, field, field,
+                payload)).as(values -> values.stream().mapToLong(Long::longValue).toArray());
+        return frame.list().ofMinSize(1).ofMaxSize(4);
+    }
+
+    @Property(tries = 60)
+    void randomFramesNeverWriteOutsideARegionAndFailOnlyNamingThePeer(@ForAll("frames") List<long[]> frames)
+            throws Exception {
+        var c = victim.connection(0);
+        RegisteredBuffer other = victim.allocate(64);
+        long pending = c.irecv(other, 0, 64, 12345);
+        try {
+            write(frames);
+        } catch (java.io.IOException cutOff) {
+            // the victim closed the connection on an earlier frame of this try
+        }
+        try {
+            victim.await(pending, WAIT);
+            // a random frame completed the receive: only DATA for its id could, which random ids miss
+            fail("the receive completed from random frames");
+        } catch (TransportTimeoutException stillPending) {
+            // every frame was harmless (e.g. a clear-to-send for a tag nobody sends)
+        } catch (TransportException rejected) {
+            assertEquals(0, rejected.peer(), rejected.getMessage());
+            assertTrue(rejected.getMessage().contains("peer 0"), rejected.getMessage());
+        }
+        for (long i = 0; i < region.segment().byteSize(); i++) {
+            assertEquals((byte) 0x5A, region.segment().get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the region");
+        }
+    }
+}
