@@ -23,7 +23,14 @@ public interface RegisteredBuffer extends AutoCloseable {
      */
     RemoteBuffer remote();
 
-    /** Deregisters (a no-op for cached registrations until the transport closes). Idempotent. */
+    /**
+     * Releases the registration: an allocated buffer goes back to its transport; a registration
+     * of caller memory ({@link Transport#register}) is released now where it pins memory (verbs),
+     * after which it must not be used, and registering the memory again makes a new one.
+     * Idempotent.
+     *
+     * @throws IllegalStateException if a pending request still uses a registration of caller memory
+     */
     @Override
     void close();
 }

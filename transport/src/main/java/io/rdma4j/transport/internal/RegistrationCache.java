@@ -1,6 +1,7 @@
 package io.rdma4j.transport.internal;
 
 import java.util.Arrays;
+import java.util.function.Predicate;
 
 /**
  * Registrations of caller-owned memory by (address, size): an open-addressing table, so looking
@@ -95,6 +96,28 @@ public final class RegistrationCache<B> {
 
     public int size() {
         return count;
+    }
+
+    /** Removes every entry {@code dead} accepts (called once per entry); returns how many. */
+    @SuppressWarnings("unchecked")
+    public int removeIf(Predicate<? super B> dead) {
+        long[] oldAddresses = addresses.clone();
+        long[] oldSizes = sizes.clone();
+        Object[] oldBuffers = buffers.clone();
+        Arrays.fill(buffers, null);
+        int removed = 0;
+        for (int i = 0; i < oldBuffers.length; i++) {
+            if (oldBuffers[i] == null) {
+                continue;
+            }
+            if (dead.test((B) oldBuffers[i])) {
+                removed++;
+            } else {
+                insert(oldAddresses[i], oldSizes[i], oldBuffers[i]);
+            }
+        }
+        count -= removed;
+        return removed;
     }
 
     public void clear() {

@@ -55,11 +55,16 @@ final class VerbsBuffer implements RegisteredBuffer {
         return descriptor;
     }
 
-    /** Returns a pool block to the pool (a cached registration stays until the transport closes). */
+    /**
+     * Returns a pool block to the pool, or releases a registration of caller memory (which
+     * otherwise stays cached until its memory is freed or the transport closes).
+     */
     @Override
     public void close() {
         if (block != null) {
             owner.release(this);
+        } else if (ownRegion != null) {
+            owner.deregister(this);
         }
     }
 

@@ -88,6 +88,8 @@ public final class VerbsTransport implements Transport {
     private int liveCount;
     private final RegistrationCache<VerbsBuffer> cache = new RegistrationCache<>();
     private final List<MemoryRegion> ownRegions = new ArrayList<>();
+    /** Bytes of caller memory this transport has registered (and so pinned) at the moment. */
+    private long pinnedBytes;
     private final Set<VerbsBuffer> allocated = new LinkedHashSet<>();
     private final Object connectLock = new Object();
     private final ConnectionBroker broker;
@@ -192,10 +194,8 @@ public final class VerbsTransport implements Transport {
                 return cached;
             }
             // The memory it pinned was freed and this address reused: that registration is stale.
-            if (cached.ownRegion != null) {
-                cached.ownRegion.close();
-                ownRegions.remove(cached.ownRegion);
-            }
+            cache.removeIf(b -> b == cached);
+            closeRegistration(cached);
         }
         VerbsBuffer b;
         BufferPool.Region region = bytes == 0 ? null : pool.regionContaining(address, bytes);
@@ -204,6 +204,7 @@ public final class VerbsTransport implements Transport {
         } else if (region != null) {
             b = new VerbsBuffer(this, segment, region.mr.lkey(), region.mr.rkey(), null, null);
         } else {
+            releaseFreedRegistrations();
             MemoryRegion mr;
             try {
                 mr = device.pd.register(segment, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
@@ -212,10 +213,68 @@ public final class VerbsTransport implements Transport {
                         + Long.toHexString(address) + " with " + device.describe() + ": " + e.getMessage(), e);
             }
             ownRegions.add(mr);
+            pinnedBytes += bytes;
             b = new VerbsBuffer(this, segment, mr.lkey(), mr.rkey(), null, mr);
         }
         cache.put(address, bytes, b);
         return b;
+    }
+
+    /**
+     * Deregisters the cached registrations whose memory was freed (its segment's scope is no
+     * longer alive) and that no pending request uses, so that freed memory does not stay pinned.
+     * Runs before each new registration: the only time the cache grows.
+     */
+    private void releaseFreedRegistrations() {
+        cache.removeIf(b -> {
+            if (b.segment().scope().isAlive() || inFlight(b)) {
+                return false;
+            }
+            closeRegistration(b);
+            return true;
+        });
+    }
+
+    /** Whether a pending request uses {@code b}: the NIC or the peer may still touch its memory. */
+    private boolean inFlight(VerbsBuffer b) {
+        for (int s = 0; s < requests.capacity; s++) {
+            if (requests.buffer[s] == b && requests.pending(s)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void closeRegistration(VerbsBuffer b) {
+        b.closed = true;
+        if (b.ownRegion != null) {
+            b.ownRegion.close();
+            ownRegions.remove(b.ownRegion);
+            pinnedBytes -= b.segment().byteSize();
+        }
+    }
+
+    /**
+     * Releases a registration of caller memory now (its {@link RegisteredBuffer#close()}): later
+     * uses of it fail, and registering the memory again makes a new one.
+     *
+     * @throws IllegalStateException if a pending request still uses it
+     */
+    synchronized void deregister(VerbsBuffer b) {
+        if (b.closed || state.closed()) {
+            return;
+        }
+        if (inFlight(b)) {
+            throw new IllegalStateException("cannot release " + b + ": a pending request uses it (close it after the "
+                    + "request completed)");
+        }
+        cache.removeIf(cached -> cached == b);
+        closeRegistration(b);
+    }
+
+    /** Bytes of caller memory registered (pinned) by this transport now; pool memory not included. */
+    synchronized long pinnedBytes() {
+        return pinnedBytes;
     }
 
     /**
@@ -531,6 +590,7 @@ public final class VerbsTransport implements Transport {
             teardown.close(pool::close);
             teardown.close(ownRegions.toArray(AutoCloseable[]::new));
             ownRegions.clear();
+            pinnedBytes = 0;
             teardown.close(mailboxMr::close, mailboxArena::close, device::close);
             teardown.report(LOG, "verbs transport of rank " + rank);
         }

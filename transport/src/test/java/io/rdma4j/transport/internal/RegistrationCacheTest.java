@@ -2,6 +2,9 @@ package io.rdma4j.transport.internal;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -47,5 +50,24 @@ class RegistrationCacheTest {
         assertNull(cache.get(0x7000, 8), "the oldest was forgotten");
         cache.put(0x7000, 8 + 999, "again"); // replacing an entry does not count as one more
         assertSame("again", cache.get(0x7000, 8 + 999));
+    }
+
+    @Test
+    void removeIfDropsExactlyTheEntriesItAcceptsAndKeepsTheRestFindable() {
+        RegistrationCache<String> cache = new RegistrationCache<>();
+        for (int i = 0; i < 300; i++) {
+            cache.put(0x1000L * i, 64, "r" + i);
+        }
+        List<String> asked = new ArrayList<>();
+        int removed = cache.removeIf(r -> {
+            asked.add(r);
+            return Integer.parseInt(r.substring(1)) % 3 == 0;
+        });
+        assertEquals(100, removed);
+        assertEquals(300, asked.size(), "each entry is offered once");
+        assertEquals(200, cache.size());
+        for (int i = 0; i < 300; i++) {
+            assertEquals(i % 3 == 0 ? null : "r" + i, cache.get(0x1000L * i, 64));
+        }
     }
 }

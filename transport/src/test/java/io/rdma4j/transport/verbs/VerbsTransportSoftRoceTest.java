@@ -296,6 +296,83 @@ class VerbsTransportSoftRoceTest {
         assertEquals(before, NativeResource.unreleasedCount(), "verbs objects left unreleased by the closed transports");
     }
 
+    /**
+     * Caller memory registered, sent or received into, and freed 1,000 times, at places and sizes
+     * that change: each registration is released once its memory is freed, so the bytes this
+     * transport pins and the kernel's VmPin stay bounded and return to where they were when the
+     * transports close; a closed registration is released at once and refused afterwards; and
+     * memory at a reused address travels under its own key (the data would be the old pages'
+     * otherwise).
+     */
+    @Test
+    void registrationsOfFreedMemoryAreReleased() throws Exception {
+        long pinBefore = vmPinKiB();
+        int rounds = 1000;
+        long[] pinAfterWarmUp = new long[1];
+        java.util.Set<Long> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        int[] reused = new int[1];
+        try (LocalGroup g = group(b -> b)) {
+            g.run(RUN, (rank, t, store) -> {
+                VerbsTransport vt = (VerbsTransport) t;
+                Connection c = t.connection(1 - rank);
+                for (int i = 0; i < rounds; i++) {
+                    int bytes = 4096 * (1 + i % 7);
+                    long shift = 64L * (i % 5);
+                    try (Arena arena = Arena.ofShared()) {
+                        MemorySegment mem = arena.allocate(bytes + shift, 64).asSlice(shift, bytes);
+                        if (!seen.add(mem.address())) {
+                            reused[0]++;
+                        }
+                        RegisteredBuffer r = t.register(mem);
+                        assertTrue(vt.pinnedBytes() <= 2L * 7 * 4096, "rank " + rank + " round " + i + ": "
+                                + vt.pinnedBytes() + " bytes pinned");
+                        if (rank == 0) {
+                            fill(mem, 0, bytes, i);
+                            assertEquals(bytes, t.await(c.isend(r, 0, bytes, 5), WAIT));
+                        } else {
+                            assertEquals(bytes, t.await(c.irecv(r, 0, bytes, 5), WAIT));
+                            check(mem, 0, bytes, i);
+                        }
+                    }
+                    if (i == 10 && rank == 0) {
+                        pinAfterWarmUp[0] = vmPinKiB();
+                    }
+                }
+                // explicit release: pinned bytes drop at once, the closed registration is refused
+                try (Arena arena = Arena.ofShared()) {
+                    MemorySegment mem = arena.allocate(1 << 16, 4096);
+                    assertTrue(vt.pinnedBytes() > 0, "the last round's registration is cached until the next one");
+                    RegisteredBuffer r = t.register(mem);
+                    assertEquals(1 << 16, vt.pinnedBytes(), "this registration only: the last round's, whose memory "
+                            + "was freed, was released by it");
+                    r.close();
+                    assertEquals(0, vt.pinnedBytes());
+                    assertThrows(IllegalStateException.class, () -> c.isend(r, 0, 8, 6));
+                    assertTrue(t.register(mem) != r, "registering again makes a new registration");
+                }
+            });
+            long pinAtEnd = vmPinKiB();
+            System.out.printf("VmPin after %d rounds: %d kB%n", rounds, pinAtEnd);
+            assertTrue(pinAtEnd <= pinAfterWarmUp[0] + 256, "VmPin grew from " + pinAfterWarmUp[0] + " kB after 10 "
+                    + "rounds to " + pinAtEnd + " kB after " + rounds);
+        }
+        assertTrue(reused[0] > 0, "no address was reused, so stale keys were not put to the test");
+        long pinAfter = vmPinKiB();
+        System.out.printf("VmPin: %d kB before, %d kB after 10 rounds, %d kB after the transports closed; "
+                + "%d registrations at a reused address%n", pinBefore, pinAfterWarmUp[0], pinAfter, reused[0]);
+        assertEquals(pinBefore, pinAfter, "VmPin after the transports closed");
+    }
+
+    /** The kernel's count of this process's pinned memory (/proc/self/status VmPin), in kB. */
+    private static long vmPinKiB() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmPin:")) {
+                return Long.parseLong(line.replaceAll("\\D", ""));
+            }
+        }
+        throw new IllegalStateException("no VmPin in /proc/self/status");
+    }
+
     @Test
     void aClearToSendRidesInTheEagerMessageFlushedWithIt() throws Exception {
         int rounds = 32;
