@@ -1,13 +1,8 @@
 package io.rdma4j.transport.tcp;
 
 import io.rdma4j.transport.RegisteredBuffer;
-import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
-import io.rdma4j.transport.bootstrap.Store;
-import io.rdma4j.transport.bootstrap.TcpStore;
-import io.rdma4j.transport.bootstrap.TcpStoreServer;
-import io.rdma4j.transport.testing.LocalGroup;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -17,11 +12,6 @@ import net.jqwik.api.lifecycle.AfterTry;
 import net.jqwik.api.lifecycle.BeforeTry;
 
 import java.lang.foreign.ValueLayout;
-import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.channels.SocketChannel;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -37,48 +27,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class TcpFrameFuzzTest {
     private static final long WAIT = TimeUnit.MILLISECONDS.toNanos(300);
-    private TcpStoreServer server;
-    private Store store;
-    private TcpTransport victim;
-    private RegisteredBuffer region;
-    private SocketChannel attacker;
+    private HostilePeer p;
 
     @BeforeTry
     void start() throws Exception {
-        server = TcpStoreServer.start(new InetSocketAddress("127.0.0.1", 0), "t");
-        store = TcpStore.builder().address("127.0.0.1").port(server.port()).token("t").build();
-        TransportConfig config = LocalGroup.config(TransportConfig.Provider.TCP).toBuilder().timeout(Duration.ofSeconds(2)).build();
-        victim = new TcpTransport(config, store, 1, 2);
-        region = victim.allocate(4096);
-        region.segment().fill((byte) 0x5A);
-        TcpEndpoint e = TcpEndpoint.fromBytes(1, store.get("rdma4j/tcp/endpoint/1", Duration.ofSeconds(5)));
-        attacker = SocketChannel.open(new InetSocketAddress(e.host(), e.port()));
-        write(List.of(new long[] {Frame.HELLO, Frame.VERSION, Frame.MAGIC, 0, e.secretHigh(), e.secretLow(), 0}));
+        p = new HostilePeer();
+        TcpEndpoint e = p.endpoint();
+        p.connectAsRankZero(e.secretHigh(), e.secretLow());
     }
 
     @AfterTry
     void stop() throws Exception {
-        attacker.close();
-        victim.close();
-        store.close();
-        server.close();
+        p.close();
     }
 
-    /** Frames as {type, tag, a, b, c, d, payload bytes}. */
-    private void write(List<long[]> frames) throws Exception {
-        for (long[] f : frames) {
-            ByteBuffer b = ByteBuffer.allocate(Frame.HEADER + (int) f[6]).order(ByteOrder.LITTLE_ENDIAN);
-            b.putInt((int) f[0]).putInt((int) f[1]).putLong(f[2]).putLong(f[3]).putLong(f[4]).putLong(f[5]);
-            while (b.hasRemaining()) {
-                b.put((byte) 0xFF);
-            }
-            b.flip();
-            while (b.hasRemaining()) {
-                attacker.write(b);
-            }
-        }
-    }
-
+    /** 1-4 frames, each as {type, tag, a, b, c, d, payload bytes}. */
     @Provide
     Arbitrary<List<long[]>> frames() {
         Arbitrary<Long> type = Arbitraries.oneOf(Arbitraries.longs().between(Frame.HELLO, Frame.READ_ERR),
@@ -93,11 +56,15 @@ class TcpFrameFuzzTest {
     @Property(tries = 60)
     void randomFramesNeverWriteOutsideARegionAndFailOnlyNamingThePeer(@ForAll("frames") List<long[]> frames)
             throws Exception {
+        TcpTransport victim = p.victim;
+        RegisteredBuffer region = p.region;
         var c = victim.connection(0);
         RegisteredBuffer other = victim.allocate(64);
         long pending = c.irecv(other, 0, 64, 12345);
         try {
-            write(frames);
+            for (long[] f : frames) {
+                p.send((int) f[0], (int) f[1], f[2], f[3], f[4], f[5], (int) f[6]);
+            }
         } catch (java.io.IOException cutOff) {
             // the victim closed the connection on an earlier frame of this try
         }

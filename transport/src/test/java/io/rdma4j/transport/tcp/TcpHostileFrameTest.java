@@ -1,13 +1,8 @@
 package io.rdma4j.transport.tcp;
 
 import io.rdma4j.transport.RegisteredBuffer;
-import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
-import io.rdma4j.transport.bootstrap.Store;
-import io.rdma4j.transport.bootstrap.TcpStore;
-import io.rdma4j.transport.bootstrap.TcpStoreServer;
-import io.rdma4j.transport.testing.LocalGroup;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -16,11 +11,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.lang.foreign.ValueLayout;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.SocketChannel;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -35,53 +27,20 @@ import static org.junit.jupiter.api.Assertions.fail;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class TcpHostileFrameTest {
     private static final long WAIT = TimeUnit.SECONDS.toNanos(10);
-    private TcpStoreServer server;
-    private Store store;
+    private HostilePeer p;
     private TcpTransport victim;
     private RegisteredBuffer region;
-    private SocketChannel attacker;
 
     @BeforeEach
     void start() {
-        server = TcpStoreServer.start(new InetSocketAddress("127.0.0.1", 0), "t");
-        store = TcpStore.builder().address("127.0.0.1").port(server.port()).token("t").build();
-        TransportConfig config = LocalGroup.config(TransportConfig.Provider.TCP).toBuilder().timeout(Duration.ofSeconds(2)).build();
-        victim = new TcpTransport(config, store, 1, 2);
-        region = victim.allocate(4096);
-        region.segment().fill((byte) 0x5A);
+        p = new HostilePeer();
+        victim = p.victim;
+        region = p.region;
     }
 
     @AfterEach
     void stop() throws Exception {
-        if (attacker != null) {
-            attacker.close();
-        }
-        victim.close();
-        store.close();
-        server.close();
-    }
-
-    private TcpEndpoint victimEndpoint() {
-        return TcpEndpoint.fromBytes(1, store.get("rdma4j/tcp/endpoint/1", Duration.ofSeconds(5)));
-    }
-
-    /** Connects as rank 0 with the given secret halves. */
-    private void connectAsRankZero(long secretHigh, long secretLow) throws Exception {
-        TcpEndpoint e = victimEndpoint();
-        attacker = SocketChannel.open(new InetSocketAddress(e.host(), e.port()));
-        send(Frame.HELLO, Frame.VERSION, Frame.MAGIC, 0, secretHigh, secretLow, 0);
-    }
-
-    private void send(int type, int tag, long a, long b, long c, long d, int payloadBytes) throws Exception {
-        ByteBuffer f = ByteBuffer.allocate(Frame.HEADER + payloadBytes).order(ByteOrder.LITTLE_ENDIAN);
-        f.putInt(type).putInt(tag).putLong(a).putLong(b).putLong(c).putLong(d);
-        while (f.hasRemaining()) {
-            f.put((byte) 0xFF);
-        }
-        f.flip();
-        while (f.hasRemaining()) {
-            attacker.write(f);
-        }
+        p.close();
     }
 
     @ParameterizedTest(name = "{0}")
@@ -96,17 +55,17 @@ class TcpHostileFrameTest {
     })
     void aFrameOutsideTheRegisteredBoundsFailsTheConnectionAndWritesNothing(String name, int type, long keyDelta,
                                                                               long offset, long length, int payload) throws Exception {
-        TcpEndpoint e = victimEndpoint();
-        connectAsRankZero(e.secretHigh(), e.secretLow());
+        TcpEndpoint e = p.endpoint();
+        p.connectAsRankZero(e.secretHigh(), e.secretLow());
         var c = victim.connection(0);
         RegisteredBuffer other = victim.allocate(64);
         long pending = c.irecv(other, 0, 64, 1);
         long key = region.remote().key();
         switch (type) {
-            case Frame.WRITE -> send(type, 0, keyDelta == 0 ? key : key + keyDelta, offset, length, -1, payload);
-            case Frame.READ_REQ -> send(type, 0, key, offset, length, 12345, 0);
-            case Frame.DATA -> send(type, 0, offset, length, 0, 0, payload);
-            default -> send(type, 0, 0, 0, 0, 0, 0);
+            case Frame.WRITE -> p.send(type, 0, keyDelta == 0 ? key : key + keyDelta, offset, length, -1, payload);
+            case Frame.READ_REQ -> p.send(type, 0, key, offset, length, 12345, 0);
+            case Frame.DATA -> p.send(type, 0, offset, length, 0, 0, payload);
+            default -> p.send(type, 0, 0, 0, 0, 0, 0);
         }
         TransportException failure = assertThrows(TransportException.class, () -> victim.await(pending, WAIT));
         assertEquals(0, failure.peer());
@@ -118,32 +77,32 @@ class TcpHostileFrameTest {
             }
         }
         assertThrows(TransportException.class, () -> c.irecv(other, 0, 64, 1), "the connection stays failed");
-        // The victim closed the socket: after any CTS frames sent before, the attacker reads end
+        // The victim closed the socket: after any CTS frames sent before, the p.attacker reads end
         // of stream (a socket left open would time out here).
-        attacker.configureBlocking(true);
-        attacker.socket().setSoTimeout(5000);
+        p.attacker.configureBlocking(true);
+        p.attacker.socket().setSoTimeout(5000);
         byte[] buf = new byte[1 << 16];
-        while (attacker.socket().getInputStream().read(buf) >= 0) {
+        while (p.attacker.socket().getInputStream().read(buf) >= 0) {
             Thread.onSpinWait();
         }
     }
 
     @Test
     void aConnectionWithoutTheListenerSecretIsRefused() throws Exception {
-        TcpEndpoint e = victimEndpoint();
-        connectAsRankZero(e.secretHigh() ^ 1, e.secretLow());
+        TcpEndpoint e = p.endpoint();
+        p.connectAsRankZero(e.secretHigh() ^ 1, e.secretLow());
         TransportTimeoutException t = assertThrows(TransportTimeoutException.class, () -> victim.connection(0));
         assertEquals(0, t.peer());
-        attacker.socket().setSoTimeout(5000);
-        assertEquals(-1, attacker.socket().getInputStream().read(), "the refused socket is closed");
+        p.attacker.socket().setSoTimeout(5000);
+        assertEquals(-1, p.attacker.socket().getInputStream().read(), "the refused socket is closed");
     }
 
     @Test
     void aValidWriteFromTheSamePeerLands() throws Exception {
-        TcpEndpoint e = victimEndpoint();
-        connectAsRankZero(e.secretHigh(), e.secretLow());
+        TcpEndpoint e = p.endpoint();
+        p.connectAsRankZero(e.secretHigh(), e.secretLow());
         var c = victim.connection(0);
-        send(Frame.WRITE, 0, region.remote().key(), 4000, 96, 7, 96);
+        p.send(Frame.WRITE, 0, region.remote().key(), 4000, 96, 7, 96);
         long deadline = System.nanoTime() + WAIT;
         long imm;
         while ((imm = c.pollImmediate()) == -1 && System.nanoTime() < deadline) {
@@ -157,8 +116,8 @@ class TcpHostileFrameTest {
 
     @Test
     void aPeerThatSendsClearToSendsWithoutEndIsCutOff() throws Exception {
-        TcpEndpoint e = victimEndpoint();
-        connectAsRankZero(e.secretHigh(), e.secretLow());
+        TcpEndpoint e = p.endpoint();
+        p.connectAsRankZero(e.secretHigh(), e.secretLow());
         var c = victim.connection(0);
         RegisteredBuffer other = victim.allocate(64);
         long pending = c.irecv(other, 0, 64, 1);
@@ -171,7 +130,7 @@ class TcpHostileFrameTest {
             many.flip();
             try {
                 while (many.hasRemaining()) {
-                    attacker.write(many);
+                    p.attacker.write(many);
                 }
             } catch (java.io.IOException closed) {
                 break; // cut off already
