@@ -193,8 +193,8 @@ public final class VerbsTransport implements Transport {
             if (cached.segment().scope() == segment.scope() && segment.scope().isAlive()) {
                 return cached;
             }
-            // The memory it pinned was freed and this address reused: that registration is stale.
-            cache.removeIf(b -> b == cached);
+            // The memory it pinned was freed and this address reused: that registration is stale
+            // (the new one below replaces its cache entry).
             closeRegistration(cached);
         }
         VerbsBuffer b;
@@ -246,6 +246,9 @@ public final class VerbsTransport implements Transport {
     }
 
     private void closeRegistration(VerbsBuffer b) {
+        if (b.closed) { // a stale entry whose replacement failed to register stays cached, closed
+            return;
+        }
         b.closed = true;
         if (b.ownRegion != null) {
             b.ownRegion.close();
