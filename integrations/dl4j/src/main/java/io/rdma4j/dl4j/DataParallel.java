@@ -1,0 +1,252 @@
+package io.rdma4j.dl4j;
+
+import io.rdma4j.collectives.BatchAgreement;
+import io.rdma4j.collectives.Communicator;
+import io.rdma4j.collectives.DataType;
+import io.rdma4j.collectives.UnevenDataException;
+import io.rdma4j.transport.RegisteredBuffer;
+import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.optimize.api.BaseTrainingListener;
+import org.deeplearning4j.optimize.api.TrainingListener;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.api.DataSet;
+import org.nd4j.linalg.dataset.api.MultiDataSet;
+import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
+import org.nd4j.linalg.dataset.api.iterator.MultiDataSetIterator;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Synchronous data-parallel training of a Deeplearning4j network: every rank fits its own shard
+ * of each global batch, and before the updater steps, the network's flat gradient becomes the
+ * mean of all ranks' gradients (one allreduce of {@code getGradientsViewArray()} in place, zero
+ * copy where ND4J's buffer allows). Every rank therefore applies the same update to the same
+ * parameters and the networks stay bit-identical.
+ *
+ * <pre>
+ * try (Communicator comm = Communicator.fromEnvironment();
+ *      DataParallel dp = DataParallel.attach(comm, net)) {   // parameters and updater state from rank 0
+ *     dp.fit(myShardOfTheData, epochs);                        // instead of net.fit(...)
+ * }
+ * </pre>
+ *
+ * <p>{@link #fit(DataSetIterator, int)} checks before every step that all ranks have a batch of
+ * the same size ({@link UnevenDataException} on every rank otherwise). Calling the network's own
+ * {@code fit} while attached also averages the gradients, but without that check: a rank that
+ * runs out of data early leaves the others waiting in the allreduce until the communicator's
+ * timeout names it.
+ */
+public final class DataParallel implements AutoCloseable {
+    private final Communicator comm;
+    private final Model model;
+    private final Arena arena = Arena.ofShared();
+    private final FlatArray gradients;
+    private final BatchAgreement agreement;
+    private final TrainingListener listener = new BaseTrainingListener() {
+        @Override
+        public void onGradientCalculation(Model m) {
+            if (m == model) {
+                long start = System.nanoTime();
+                gradients.averageAcross(comm);
+                communicationNanos += System.nanoTime() - start;
+            }
+        }
+    };
+    private long steps;
+    private long communicationNanos;
+    private boolean closed;
+
+    /** Attaches to an initialized network: rank 0's parameters and updater state go to every rank. */
+    public static DataParallel attach(Communicator comm, MultiLayerNetwork network) {
+        return new DataParallel(comm, network, true);
+    }
+
+    /** Attaches to an initialized graph: rank 0's parameters and updater state go to every rank. */
+    public static DataParallel attach(Communicator comm, ComputationGraph graph) {
+        return new DataParallel(comm, graph, true);
+    }
+
+    /** {@code allowZeroCopy = false} stages every array through a copy (tests of that path). */
+    DataParallel(Communicator comm, Model model, boolean allowZeroCopy) {
+        this.comm = Objects.requireNonNull(comm, "comm");
+        this.model = Objects.requireNonNull(model, "network");
+        if (model.params() == null) {
+            throw new IllegalArgumentException("call init() on the network before attaching data-parallel training");
+        }
+        if (model.getGradientsViewArray() == null) { // DL4J creates it lazily, at the first fit otherwise
+            switch (model) {
+                case MultiLayerNetwork n -> n.initGradientsView();
+                case ComputationGraph g -> g.initGradientsView();
+                default -> throw new IllegalArgumentException("unsupported model " + model.getClass().getName());
+            }
+        }
+        INDArray params = model.params();
+        INDArray state = updaterState(model);
+        DataType type = FlatArray.typeOf("parameters", params);
+        checkSameNetworkEverywhere(type, params.length(), state == null ? 0 : state.length());
+        this.agreement = new BatchAgreement(comm);
+        try {
+            FlatArray.of("parameters", params, arena, allowZeroCopy).broadcastFrom(comm, 0);
+            if (state != null && state.length() > 0) {
+                FlatArray.of("updater state", state, arena, allowZeroCopy).broadcastFrom(comm, 0);
+            }
+            this.gradients = FlatArray.of("gradients", model.getGradientsViewArray(), arena, allowZeroCopy);
+        } catch (RuntimeException e) {
+            agreement.close();
+            arena.close();
+            throw e;
+        }
+        model.addListeners(listener);
+    }
+
+    private static INDArray updaterState(Model model) {
+        return switch (model) {
+            case MultiLayerNetwork n -> n.getUpdater(true).getStateViewArray();
+            case ComputationGraph g -> g.getUpdater(true).getStateViewArray();
+            default -> throw new IllegalArgumentException("unsupported model " + model.getClass().getName());
+        };
+    }
+
+    /** Every rank must train the same architecture: same parameter count, type and updater state size. */
+    private void checkSameNetworkEverywhere(DataType type, long params, long stateLength) {
+        int n = comm.size();
+        try (RegisteredBuffer mine = comm.allocate(3L * Long.BYTES);
+             RegisteredBuffer all = comm.allocate(3L * Long.BYTES * n)) {
+            MemorySegment m = mine.segment();
+            m.setAtIndex(ValueLayout.JAVA_LONG, 0, params);
+            m.setAtIndex(ValueLayout.JAVA_LONG, 1, type.code());
+            m.setAtIndex(ValueLayout.JAVA_LONG, 2, stateLength);
+            comm.allGather(m, all.segment(), 3, DataType.I64);
+            MemorySegment a = all.segment();
+            for (int r = 0; r < n; r++) {
+                long p = a.getAtIndex(ValueLayout.JAVA_LONG, 3L * r);
+                long t = a.getAtIndex(ValueLayout.JAVA_LONG, 3L * r + 1);
+                long s = a.getAtIndex(ValueLayout.JAVA_LONG, 3L * r + 2);
+                if (p != params || t != type.code() || s != stateLength) {
+                    throw new IllegalStateException("the ranks' networks differ: rank " + r + " has " + p + " "
+                            + DataType.fromCode((int) t) + " parameters and " + s + " updater state values, rank "
+                            + comm.rank() + " has " + params + " " + type + " and " + stateLength
+                            + "; every rank must build the same network");
+                }
+            }
+        }
+    }
+
+    /** One epoch over this rank's shard. */
+    public void fit(DataSetIterator shard) {
+        fit(shard, 1);
+    }
+
+    /** {@code epochs} epochs over this rank's shard (reset between epochs, as the network's own fit does). */
+    public void fit(DataSetIterator shard, int epochs) {
+        Objects.requireNonNull(shard, "shard");
+        for (int e = 0; e < checkEpochs(epochs); e++) {
+            if (!shard.hasNext() && shard.resetSupported()) {
+                shard.reset();
+            }
+            while (true) {
+                DataSet batch = shard.hasNext() ? shard.next() : null;
+                if (!agree(batch == null ? 0 : batch.numExamples())) {
+                    break;
+                }
+                switch (model) {
+                    case MultiLayerNetwork n -> n.fit(batch);
+                    case ComputationGraph g -> g.fit(batch);
+                    default -> throw new AssertionError(model);
+                }
+                steps++;
+            }
+            endEpoch();
+        }
+    }
+
+    /** {@code epochs} epochs of a graph with several inputs or outputs over this rank's shard. */
+    public void fit(MultiDataSetIterator shard, int epochs) {
+        Objects.requireNonNull(shard, "shard");
+        if (!(model instanceof ComputationGraph graph)) {
+            throw new IllegalArgumentException("a MultiDataSetIterator needs a ComputationGraph; this is a "
+                    + model.getClass().getSimpleName());
+        }
+        for (int e = 0; e < checkEpochs(epochs); e++) {
+            if (!shard.hasNext() && shard.resetSupported()) {
+                shard.reset();
+            }
+            while (true) {
+                MultiDataSet batch = shard.hasNext() ? shard.next() : null;
+                if (!agree(batch == null ? 0 : batch.getFeatures(0).size(0))) {
+                    break;
+                }
+                graph.fit(batch);
+                steps++;
+            }
+            endEpoch();
+        }
+    }
+
+    private boolean agree(long examples) {
+        long start = System.nanoTime();
+        boolean step = agreement.allHave(examples, steps);
+        communicationNanos += System.nanoTime() - start;
+        return step;
+    }
+
+    private int checkEpochs(int epochs) {
+        if (closed) {
+            throw new IllegalStateException("data-parallel training was closed");
+        }
+        if (epochs < 1) {
+            throw new IllegalArgumentException("epochs must be at least 1, got " + epochs);
+        }
+        return epochs;
+    }
+
+    private void endEpoch() {
+        if (model instanceof MultiLayerNetwork n) {
+            n.incrementEpochCount();
+        } else {
+            ((ComputationGraph) model).incrementEpochCount();
+        }
+    }
+
+    /** Steps taken through {@code fit} (the same on every rank). */
+    public long steps() {
+        return steps;
+    }
+
+    /** Time spent communicating: the gradient allreduces and the checks before each step. */
+    public long communicationNanos() {
+        return communicationNanos;
+    }
+
+    /** Whether the gradient allreduce works on the network's own buffer (no staging copy). */
+    public boolean zeroCopy() {
+        return gradients.zeroCopy();
+    }
+
+    /**
+     * Detaches: the network no longer averages its gradients, and the views of its memory die, so
+     * the verbs provider releases their registrations. The communicator stays open.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Collection<TrainingListener> current = model instanceof MultiLayerNetwork n
+                ? n.getListeners() : ((ComputationGraph) model).getListeners();
+        List<TrainingListener> rest = new ArrayList<>(current == null ? List.of() : current);
+        rest.remove(listener);
+        model.setListeners(rest);
+        agreement.close();
+        arena.close();
+    }
+}
