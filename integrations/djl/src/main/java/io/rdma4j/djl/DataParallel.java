@@ -205,27 +205,29 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
      */
     private GradientBucketer bucketer() {
         int n = parameters.size();
-        List<MemorySegment> views = new ArrayList<>(n);
         boolean moved = bucketer == null;
-        for (int i = 0; i < n; i++) {
-            MemorySegment view = gradientView(parameters.get(i));
-            views.add(view);
-            moved |= gradientAddresses[i] != view.address();
+        for (int i = 0; i < n && !moved; i++) {
+            try (NDArray g = parameters.get(i).getArray().getGradient()) {
+                moved = gradientAddresses[i] != MemorySegment.ofBuffer(g.toByteBuffer(true)).address();
+            }
         }
         if (moved) {
             if (bucketer != null) {
                 bucketer.close();
+                bucketer = null;
             }
-            bucketer = new GradientBucketer(comm, type, views, GradientBucketer.DEFAULT_BUCKET_BYTES, ReduceOp.AVG);
+            List<MemorySegment> views = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
+                Parameter p = parameters.get(i);
+                // closing the wrapper drops a reference only: the gradient tensor lives on in its parameter
+                try (NDArray g = p.getArray().getGradient()) {
+                    views.add(tensorMemory(g, "the gradient of " + p.getName()));
+                }
                 gradientAddresses[i] = views.get(i).address();
             }
+            bucketer = new GradientBucketer(comm, type, views, GradientBucketer.DEFAULT_BUCKET_BYTES, ReduceOp.AVG);
         }
         return bucketer;
-    }
-
-    private static MemorySegment gradientView(Parameter p) {
-        return tensorMemory(p.getArray().getGradient(), "the gradient of " + p.getName());
     }
 
     /** A tensor's own memory; refuses a tensor whose bytes DJL can only hand out as a copy. */
