@@ -4,18 +4,10 @@ import io.rdma4j.collectives.CollectiveOptions;
 import io.rdma4j.collectives.Communicator;
 import io.rdma4j.collectives.ReduceOp;
 import io.rdma4j.transport.TransportConfig;
-import org.apache.spark.SparkConf;
-import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import scala.Function1;
-import scala.jdk.javaapi.CollectionConverters;
-import scala.reflect.ClassTag$;
 
-import java.io.Serializable;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -56,21 +48,7 @@ class SparkBarrierAllReduceTest {
 
     @Test
     void aBarrierStageOfFourTasksAllReducesThroughTheBarrierStore() {
-        SparkConf conf = new SparkConf().setMaster("local[" + TASKS + "]").setAppName("rdma4j-barrier-test")
-                .set("spark.ui.enabled", "false")
-                .set("spark.driver.host", "127.0.0.1")
-                .set("spark.driver.bindAddress", "127.0.0.1");
-        try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-            Function1<scala.collection.Iterator<Integer>, scala.collection.Iterator<String>> task =
-                    (Function1<scala.collection.Iterator<Integer>, scala.collection.Iterator<String>> & Serializable)
-                            partition -> CollectionConverters.asScala(
-                                    Collections.singletonList(allReduceInTask()).iterator());
-            Object collected = sc.parallelize(List.of(0, 1, 2, 3), TASKS).rdd().barrier()
-                    .mapPartitions(task, false, ClassTag$.MODULE$.apply(String.class)).collect();
-            String[] results = (String[]) collected;
-            Arrays.sort(results);
-            assertEquals(List.of("0/4 wrong=0 provider=tcp", "1/4 wrong=0 provider=tcp", "2/4 wrong=0 provider=tcp",
-                    "3/4 wrong=0 provider=tcp"), List.of(results));
-        }
+        assertEquals(List.of("0/4 wrong=0 provider=tcp", "1/4 wrong=0 provider=tcp", "2/4 wrong=0 provider=tcp",
+                "3/4 wrong=0 provider=tcp"), List.of(LocalBarrierStage.run(TASKS, SparkBarrierAllReduceTest::allReduceInTask)));
     }
 }

@@ -1,22 +1,15 @@
 package io.rdma4j.spark;
 
 import io.rdma4j.djl.TrainDjlRank;
-import org.apache.spark.SparkConf;
-import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import scala.Function1;
-import scala.jdk.javaapi.CollectionConverters;
-import scala.reflect.ClassTag$;
 
 import java.io.File;
-import java.io.Serializable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
@@ -55,22 +48,8 @@ class SparkBarrierDjlTrainingTest {
         return all;
     }
 
-    /** A barrier stage of {@link #TASKS} tasks, each {@code trainInTask(outDir, extraArgs)}; returns their results sorted. */
     private static String[] trainInBarrierStage(String outDir, String... extraArgs) {
-        SparkConf conf = new SparkConf().setMaster("local[" + TASKS + "]").setAppName("rdma4j-djl-barrier-test")
-                .set("spark.ui.enabled", "false")
-                .set("spark.driver.host", "127.0.0.1")
-                .set("spark.driver.bindAddress", "127.0.0.1");
-        try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-            Function1<scala.collection.Iterator<Integer>, scala.collection.Iterator<String>> task =
-                    (Function1<scala.collection.Iterator<Integer>, scala.collection.Iterator<String>> & Serializable)
-                            partition -> CollectionConverters.asScala(
-                                    Collections.singletonList(trainInTask(outDir, extraArgs)).iterator());
-            String[] results = (String[]) sc.parallelize(List.of(0, 1), TASKS).rdd().barrier()
-                    .mapPartitions(task, false, ClassTag$.MODULE$.apply(String.class)).collect();
-            Arrays.sort(results);
-            return results;
-        }
+        return LocalBarrierStage.run(TASKS, () -> trainInTask(outDir, extraArgs));
     }
 
     @Test
