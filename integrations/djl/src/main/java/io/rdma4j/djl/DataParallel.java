@@ -66,12 +66,20 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
     /**
      * Initializes the trainer's parameters ({@code trainer.initialize(inputShapes)}), checks that
      * every rank has the same parameters (names, shapes, type) and copies rank 0's values to all.
-     * The trainer's config must have this listener.
+     *
+     * @throws IllegalArgumentException if the trainer's config does not have this listener
      */
     public void initialize(Trainer trainer, Shape... inputShapes) {
         checkOpen();
         if (this.trainer != null) {
             throw new IllegalStateException("already initialized a trainer; use one DataParallel per trainer");
+        }
+        boolean[] listening = {false};
+        trainer.notifyListeners(l -> listening[0] |= l == this);
+        if (!listening[0]) {
+            // without it nothing averages the gradients and the ranks drift apart silently
+            throw new IllegalArgumentException("this DataParallel is not among the trainer's listeners: add it with "
+                    + "DefaultTrainingConfig.addTrainingListeners(dataParallel) before creating the trainer");
         }
         trainer.initialize(inputShapes);
         List<Parameter> params = new ArrayList<>();
