@@ -21,8 +21,12 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.ToLongFunction;
 
 /**
  * Synchronous data-parallel training of a Deeplearning4j network: every rank fits its own shard
@@ -148,24 +152,13 @@ public final class DataParallel implements AutoCloseable {
     /** {@code epochs} epochs over this rank's shard (reset between epochs, as the network's own fit does). */
     public void fit(DataSetIterator shard, int epochs) {
         Objects.requireNonNull(shard, "shard");
-        for (int e = 0; e < checkEpochs(epochs); e++) {
-            if (!shard.hasNext() && shard.resetSupported()) {
-                shard.reset();
+        fitEpochs(shard, shard::resetSupported, shard::reset, epochs, DataSet::numExamples, batch -> {
+            switch (model) {
+                case MultiLayerNetwork n -> n.fit(batch);
+                case ComputationGraph g -> g.fit(batch);
+                default -> throw new AssertionError(model);
             }
-            while (true) {
-                DataSet batch = shard.hasNext() ? shard.next() : null;
-                if (!agree(batch == null ? 0 : batch.numExamples())) {
-                    break;
-                }
-                switch (model) {
-                    case MultiLayerNetwork n -> n.fit(batch);
-                    case ComputationGraph g -> g.fit(batch);
-                    default -> throw new AssertionError(model);
-                }
-                steps++;
-            }
-            endEpoch();
-        }
+        });
     }
 
     /** {@code epochs} epochs of a graph with several inputs or outputs over this rank's shard. */
@@ -175,16 +168,22 @@ public final class DataParallel implements AutoCloseable {
             throw new IllegalArgumentException("a MultiDataSetIterator needs a ComputationGraph; this is a "
                     + model.getClass().getSimpleName());
         }
+        fitEpochs(shard, shard::resetSupported, shard::reset, epochs, batch -> batch.getFeatures(0).size(0), graph::fit);
+    }
+
+    /** The epochs of both iterator kinds: before each step the ranks agree on the batch size; no batch anywhere ends the epoch. */
+    private <B> void fitEpochs(Iterator<B> shard, BooleanSupplier resetSupported, Runnable reset, int epochs,
+                               ToLongFunction<B> examples, Consumer<B> step) {
         for (int e = 0; e < checkEpochs(epochs); e++) {
-            if (!shard.hasNext() && shard.resetSupported()) {
-                shard.reset();
+            if (!shard.hasNext() && resetSupported.getAsBoolean()) {
+                reset.run();
             }
             while (true) {
-                MultiDataSet batch = shard.hasNext() ? shard.next() : null;
-                if (!agree(batch == null ? 0 : batch.getFeatures(0).size(0))) {
+                B batch = shard.hasNext() ? shard.next() : null;
+                if (!agree(batch == null ? 0 : examples.applyAsLong(batch))) {
                     break;
                 }
-                graph.fit(batch);
+                step.accept(batch);
                 steps++;
             }
             endEpoch();
