@@ -4,15 +4,24 @@ import java.util.Locale;
 
 /**
  * Whether the reduction kernels use {@link VectorKernels}: when the JVM runs with
- * {@code --add-modules jdk.incubator.vector} (the module is in the boot layer) and neither
- * {@code -Drdma4j.simd=false} nor {@code RDMA4J_SIMD=0|false} turns it off. Without the module
- * the scalar kernels run (same results, 2-4x slower on cache-resident data) and
+ * {@code --add-modules jdk.incubator.vector} (the module is in the boot layer), its JIT has C2,
+ * and neither {@code -Drdma4j.simd=false} nor {@code RDMA4J_SIMD=0|false} turns it off. Without
+ * the module the scalar kernels run (same results, 2-4x slower on cache-resident data) and
  * {@link VectorKernels} is never loaded, so the library needs no flag to work.
+ *
+ * <p>Only C2 turns Vector API calls into vector instructions. Interpreted ({@code -Xint}) or
+ * C1-only code ({@code -XX:TieredStopAtLevel=1}, {@code -XX:CompilationMode=quick-only}, which
+ * HotSpot reports as "emulated-client" in {@code java.vm.info}) allocates an object per vector
+ * operation: in the Soft-RoCE guest, whose JVMs run C1-only, a 2-rank 4 KiB float allreduce took
+ * 3.4 ms with the SIMD kernel and 1.4 ms with the scalar one (two boots, docs/verbs-path.md).
+ * Such a JVM gets the scalar kernels. (Tiered levels 2 and 3 without C2 are not recognised.)
  */
 public final class Simd {
     private static final String MODULE = "jdk.incubator.vector";
     private static final boolean MODULE_PRESENT = ModuleLayer.boot().findModule(MODULE).isPresent();
-    static final boolean ENABLED = decide(System.getProperty("rdma4j.simd"), System.getenv("RDMA4J_SIMD"), MODULE_PRESENT);
+    private static final String VM_INFO = System.getProperty("java.vm.info", "");
+    static final boolean ENABLED = decide(System.getProperty("rdma4j.simd"), System.getenv("RDMA4J_SIMD"),
+            MODULE_PRESENT && compilesVectors(VM_INFO));
 
     private Simd() {
     }
@@ -27,8 +36,15 @@ public final class Simd {
         if (ENABLED) {
             return "simd (" + MODULE + ")";
         }
-        return "scalar (" + (MODULE_PRESENT ? "SIMD turned off"
-                : "add --add-modules " + MODULE + " for SIMD kernels") + ")";
+        if (!MODULE_PRESENT) {
+            return "scalar (add --add-modules " + MODULE + " for SIMD kernels)";
+        }
+        return "scalar (" + (compilesVectors(VM_INFO) ? "SIMD turned off" : "no C2 compiler: " + VM_INFO) + ")";
+    }
+
+    /** Whether a JVM whose {@code java.vm.info} is {@code vmInfo} compiles Vector API calls to vector code (C2). */
+    static boolean compilesVectors(String vmInfo) {
+        return !vmInfo.contains("interpreted mode") && !vmInfo.contains("emulated-client");
     }
 
     static boolean decide(String property, String env, boolean modulePresent) {

@@ -342,4 +342,14 @@ class ReducerTest {
         assertTrue(Simd.decide("true", "0", true), "the property wins over the environment");
         assertFalse(Simd.decide("true", null, false), "no module, no SIMD, whatever the setting");
     }
+
+    @Test
+    void onlyAJitWithC2GetsTheVectorKernels() {
+        // java.vm.info as HotSpot 25 reports it: default, -XX:TieredStopAtLevel=1, -Xint, -XX:-TieredCompilation
+        assertTrue(Simd.compilesVectors("mixed mode, sharing"));
+        assertFalse(Simd.compilesVectors("mixed mode, emulated-client, sharing"));
+        assertFalse(Simd.compilesVectors("interpreted mode, sharing"));
+        assertTrue(Simd.compilesVectors("mixed mode"));
+        assertFalse(Simd.compilesVectors("compiled mode, emulated-client"));
+    }
 }
