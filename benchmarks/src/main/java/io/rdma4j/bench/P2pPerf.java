@@ -158,6 +158,7 @@ public final class P2pPerf {
         int peer = 1 - rank;
         Connection c = t.connection(peer);
         RegisteredBuffer buf = t.allocate(Math.max(maxBytes, 8));
+        RegisteredBuffer into = latency ? t.allocate(Math.max(maxBytes, 8)) : buf;
         RegisteredBuffer ack = t.allocate(8);
         long[] reqs = new long[window];
         PrintWriter w = null;
@@ -176,10 +177,10 @@ public final class P2pPerf {
             }
             // C2 must have compiled the send/receive/poll path before the first size is timed (the
             // per-size skip of iters/10 would leave it in profiled tier-3 code)
-            warmUp(t, c, buf, ack, reqs, timeout, err);
+            warmUp(t, c, buf, into, ack, reqs, timeout, err);
             for (long bytes : ByteSizes.series(minBytes, maxBytes, factor, 0)) {
                 int iters = bytes <= 8192 ? smallIters : largeIters;
-                double lat = latency ? latency(t, c, buf, bytes, iters, iters / 10 + 1, timeout) : Double.NaN;
+                double lat = latency ? latency(t, c, buf, into, bytes, iters, iters / 10 + 1, timeout) : Double.NaN;
                 int bwIters = bandwidthWindows(bytes, window, iters, bwBytes);
                 double bw = bandwidth ? bandwidth(t, c, buf, ack, reqs, bytes, bwIters, bwIters / 10 + 1, timeout)
                         : Double.NaN;
@@ -214,8 +215,8 @@ public final class P2pPerf {
      * measured loop (and, under emulation, with the kernel's Soft-RoCE work) and be measured as
      * the transport's cost. The sides agree after every round, so they stop together.
      */
-    private void warmUp(Transport t, Connection c, RegisteredBuffer buf, RegisteredBuffer ack, long[] reqs, long timeout,
-                        PrintStream err) {
+    private void warmUp(Transport t, Connection c, RegisteredBuffer buf, RegisteredBuffer into, RegisteredBuffer ack,
+                        long[] reqs, long timeout, PrintStream err) {
         if (jitWarmup == 0) {
             return;
         }
@@ -225,7 +226,7 @@ public final class P2pPerf {
             int each = Math.max(1, jitWarmup / sizes.size());
             rounds = JitWarmup.untilQuietTogether(() -> {
                 for (long bytes : sizes) {
-                    latency(t, c, buf, bytes, each, 0, timeout);
+                    latency(t, c, buf, into, bytes, each, 0, timeout);
                 }
                 if (bandwidth) {
                     bandwidth(t, c, buf, ack, reqs, Math.min(WARMUP_BANDWIDTH_BYTES, maxBytes), 1, 0, timeout);
@@ -283,22 +284,34 @@ public final class P2pPerf {
         return (int) Math.min(Integer.MAX_VALUE, Math.max(1, (volume + perWindow - 1) / perWindow));
     }
 
-    /** Half the round trip of a ping-pong, in microseconds. */
-    private static double latency(Transport t, Connection c, RegisteredBuffer buf, long bytes, int iters, int skip,
-                                  long timeout) {
+    /**
+     * Half the round trip of a ping-pong, in microseconds. Each side keeps its next receive posted
+     * before it sends (into a buffer of its own), as {@code ib_send_lat} keeps receives posted:
+     * on verbs, a receive's clear-to-send then rides in the side's next message instead of going
+     * out alone while it waits (docs/verbs-path.md).
+     */
+    private static double latency(Transport t, Connection c, RegisteredBuffer buf, RegisteredBuffer into, long bytes,
+                                  int iters, int skip, long timeout) {
         boolean pinger = t.rank() == 0;
+        int total = iters + skip;
         long t0 = 0;
-        for (int i = 0; i < iters + skip; i++) {
+        long r = c.irecv(into, 0, bytes, TAG_PING);
+        for (int i = 0; i < total; i++) {
             if (i == skip) {
                 t0 = System.nanoTime();
             }
             if (pinger) {
                 long s = c.isend(buf, 0, bytes, TAG_PING);
-                long r = c.irecv(buf, 0, bytes, TAG_PING);
                 t.await(s, timeout);
                 t.await(r, timeout);
+                if (i + 1 < total) {
+                    r = c.irecv(into, 0, bytes, TAG_PING);
+                }
             } else {
-                t.await(c.irecv(buf, 0, bytes, TAG_PING), timeout);
+                t.await(r, timeout);
+                if (i + 1 < total) {
+                    r = c.irecv(into, 0, bytes, TAG_PING);
+                }
                 t.await(c.isend(buf, 0, bytes, TAG_PING), timeout);
             }
         }
