@@ -103,7 +103,7 @@ public final class CollectiveBenchmark {
             }
             TestPattern pattern = new TestPattern(type, coll.reduces() ? o.op : null);
             double[] tableUs = new double[sizes.size()];
-            long wrong = jitWarmup(warmUpSizes(sizes), sendBuf, recvBuf, stats, pattern);
+            long wrong = jitWarmup(sizes, sendBuf, recvBuf, stats, pattern);
             for (int i = 0; i < sizes.size(); i++) {
                 long bytes = sizes.get(i);
                 if (print) {
@@ -175,16 +175,18 @@ public final class CollectiveBenchmark {
      * still works while the small sizes are timed takes a core from the ranks (4 ranks on 2 cores:
      * a 64 B allreduce takes 3-4 us, and stretches of 10,000 of them averaged 10-30 us while C2
      * was compiling), then runs rounds until no rank's JIT compiled anything during one
-     * ({@link #warmUntilQuiet}). Returns the wrong elements the checked rounds found.
+     * ({@link #warmUntilQuiet}). Returns the wrong elements the checked rounds found. The sizes are
+     * the requested ones, with a small one in front where none is ({@link #warmUpSizes}).
      */
-    private long jitWarmup(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, MemorySegment stats,
+    private long jitWarmup(List<Long> requested, MemorySegment sendBuf, MemorySegment recvBuf, MemorySegment stats,
                            TestPattern pattern) {
+        List<Long> sizes = warmUpSizes(requested);
         int n = comm.size();
         int es = o.type.byteSize();
         int rounds = o.jitWarmupRounds;
         if (rounds == PerfOptions.JIT_WARMUP_AUTO) {
             long smallSizes = sizes.stream().filter(b -> b <= PerfOptions.JIT_WARMUP_MAX_BYTES).count();
-            rounds = smallSizes == 0 ? 0 : (int) Math.max(PerfOptions.JIT_WARMUP_CALLS_PER_SIZE,
+            rounds = (int) Math.max(PerfOptions.JIT_WARMUP_CALLS_PER_SIZE,
                     (PerfOptions.JIT_WARMUP_CALLS + smallSizes - 1) / smallSizes);
         }
         long wrong = 0;
@@ -305,9 +307,6 @@ public final class CollectiveBenchmark {
      */
     private void warmUntilQuiet(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, MemorySegment flag) {
         List<Long> small = sizes.stream().filter(b -> b <= PerfOptions.JIT_WARMUP_MAX_BYTES).toList();
-        if (small.isEmpty()) {
-            return;
-        }
         int n = comm.size();
         int es = o.type.byteSize();
         int each = Math.max(1, QUIET_ROUND_CALLS / small.size());

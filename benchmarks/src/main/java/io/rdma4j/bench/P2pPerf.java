@@ -301,17 +301,13 @@ public final class P2pPerf {
                 t0 = System.nanoTime();
             }
             if (pinger) {
-                long s = c.isend(buf, 0, bytes, TAG_PING);
-                t.await(s, timeout);
-                t.await(r, timeout);
-                if (i + 1 < total) {
-                    r = c.irecv(into, 0, bytes, TAG_PING);
-                }
-            } else {
-                t.await(r, timeout);
-                if (i + 1 < total) {
-                    r = c.irecv(into, 0, bytes, TAG_PING);
-                }
+                t.await(c.isend(buf, 0, bytes, TAG_PING), timeout);
+            }
+            t.await(r, timeout);
+            if (i + 1 < total) {
+                r = c.irecv(into, 0, bytes, TAG_PING);
+            }
+            if (!pinger) {
                 t.await(c.isend(buf, 0, bytes, TAG_PING), timeout);
             }
         }
