@@ -20,8 +20,9 @@ public final class Simd {
     private static final String MODULE = "jdk.incubator.vector";
     private static final boolean MODULE_PRESENT = ModuleLayer.boot().findModule(MODULE).isPresent();
     private static final String VM_INFO = System.getProperty("java.vm.info", "");
+    private static final boolean JIT_COMPILES_VECTORS = compilesVectors(VM_INFO);
     static final boolean ENABLED = decide(System.getProperty("rdma4j.simd"), System.getenv("RDMA4J_SIMD"),
-            MODULE_PRESENT && compilesVectors(VM_INFO));
+            MODULE_PRESENT && JIT_COMPILES_VECTORS);
 
     private Simd() {
     }
@@ -39,7 +40,7 @@ public final class Simd {
         if (!MODULE_PRESENT) {
             return "scalar (add --add-modules " + MODULE + " for SIMD kernels)";
         }
-        return "scalar (" + (compilesVectors(VM_INFO) ? "SIMD turned off" : "no C2 compiler: " + VM_INFO) + ")";
+        return "scalar (" + (JIT_COMPILES_VECTORS ? "SIMD turned off" : "no C2 compiler: " + VM_INFO) + ")";
     }
 
     /** Whether a JVM whose {@code java.vm.info} is {@code vmInfo} compiles Vector API calls to vector code (C2). */
