@@ -128,7 +128,7 @@ final class IssueOrder {
 
     /** Start of a synchronous call (under issueLock): holding the engine, after earlier asynchronous calls. */
     private void enter() {
-        engineLock.lock();
+        EngineLocking.lock(engineLock);
         try {
             queue.runAll();
             calls.checkUsable();

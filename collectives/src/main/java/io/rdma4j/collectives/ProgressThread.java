@@ -43,7 +43,7 @@ final class ProgressThread implements Runnable {
     public void run() {
         while (true) {
             if (!queue.isEmpty()) {
-                engineLock.lock();
+                EngineLocking.lock(engineLock);
                 try {
                     queue.runAll();
                 } finally {
