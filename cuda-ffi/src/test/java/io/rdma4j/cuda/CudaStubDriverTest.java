@@ -28,8 +28,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The CUDA layer against the stub driver with two fake devices (own JVM). The stub checks what a
  * driver checks (init first, a current context per thread, copies inside live allocations,
- * aligned dma-buf ranges) and counts calls and live resources, so these tests see whether the
- * Java layer calls the driver correctly, maps its errors and frees what it allocates. They say
+ * aligned dma-buf ranges), runs queued stream work asynchronously in stream order (with an
+ * optional delay per copy) and counts calls and live resources, so these tests see whether the
+ * Java layer calls the driver correctly, orders and awaits its work, maps its errors and frees
+ * what it allocates. They say
  * nothing about real GPU behaviour; CudaRealDriverTest and scripts/gpu-check do.
  */
 @EnabledIfSystemProperty(named = "rdma4j.test.jvm", matches = "stub-driver",
@@ -355,9 +357,92 @@ class CudaStubDriverTest {
             assertThrows(IllegalStateException.class, () -> untimed.elapsedMillisSince(start));
             CudaException e = assertThrows(CudaException.class, () -> neverRecorded.elapsedMillisSince(start));
             assertEquals("CUDA_ERROR_INVALID_HANDLE", e.errorName());
-            s.waitFor(end);
+            s.waitFor(end); // an event already complete: the stream passes it at once
+            s.synchronize(Duration.ofSeconds(5));
             assertTrue(s.isIdle());
         }
+    }
+
+    /** A delay per queued copy long against what the test does between queueing and looking. */
+    private static final int SLOW_COPY_MICROS = 100_000;
+
+    @Test
+    void queuedCopiesAreDoneOnlyWhenTheStreamOrAnEventAfterThemSaysSo() {
+        byte[] data = pattern(4096, 5);
+        try (Arena arena = Arena.ofConfined();
+             DeviceBuffer d = context.allocate(4096);
+             PinnedHostBuffer out = context.allocatePinned(4096);
+             CudaStream s = context.createStream();
+             CudaEvent copied = context.createEvent(false)) {
+            MemorySegment src = arena.allocateFrom(ValueLayout.JAVA_BYTE, data);
+            out.segment().fill((byte) 0);
+            stub.timing(SLOW_COPY_MICROS, false);
+            d.copyFromHostAsync(src, 0, 0, 4096, s);
+            d.copyToHostAsync(0, out.segment(), 0, 4096, s);
+            copied.record(s);
+            assertFalse(s.isIdle(), "two delayed copies are still queued");
+            assertFalse(copied.isComplete());
+            assertEquals(0, out.segment().get(ValueLayout.JAVA_BYTE, 1), "nothing copied back yet");
+            copied.synchronize(Duration.ofSeconds(10));
+            assertTrue(s.isIdle());
+            assertEquals(-1, out.segment().mismatch(src));
+        } finally {
+            stub.timing(0, false);
+        }
+    }
+
+    /**
+     * The ordering DeviceAllReduce relies on, with each side of it removed: a copy on one stream
+     * reads what a copy on another stream wrote only if it waits for an event recorded after
+     * that write; without the wait (or with the stub told to skip waits) it reads stale memory.
+     */
+    @Test
+    void aCopyOrderedBehindAnotherStreamsEventSeesItsWriteAndWithoutTheWaitDoesNot() {
+        byte[] data = pattern(4096, 9);
+        try (Arena arena = Arena.ofConfined();
+             DeviceBuffer d = context.allocate(4096);
+             PinnedHostBuffer out = context.allocatePinned(4096);
+             CudaStream producer = context.createStream();
+             CudaStream consumer = context.createStream();
+             CudaEvent written = context.createEvent(false)) {
+            MemorySegment src = arena.allocateFrom(ValueLayout.JAVA_BYTE, data);
+            stub.timing(SLOW_COPY_MICROS, false);
+            assertEquals("written", produceThenConsume(d, src, out, producer, consumer, written, true),
+                    "the consumer waited for the producer's event");
+            assertEquals("stale", produceThenConsume(d, src, out, producer, consumer, written, false),
+                    "without the wait the consumer's copy ran before the producer's write");
+            stub.timing(SLOW_COPY_MICROS, true);
+            assertEquals("stale", produceThenConsume(d, src, out, producer, consumer, written, true),
+                    "with waits skipped by the stub the wait is as good as missing");
+        } finally {
+            stub.timing(0, false);
+        }
+    }
+
+    /**
+     * Zeroes {@code d}, then queues on {@code producer} a memset and the copy of {@code src} into
+     * {@code d} (two delays), records {@code written}, and on {@code consumer} (one delay)
+     * optionally waits for it and copies {@code d} to {@code out}. Once both streams are done,
+     * says what {@code out} got: "written" ({@code src}), "stale" (the zeroes before) or "torn".
+     */
+    private static String produceThenConsume(DeviceBuffer d, MemorySegment src, PinnedHostBuffer out, CudaStream producer,
+                                           CudaStream consumer, CudaEvent written, boolean wait) {
+        d.fill((byte) 0);
+        out.segment().fill((byte) 0x77);
+        d.fillAsync((byte) 0, producer);
+        d.copyFromHostAsync(src, 0, 0, src.byteSize(), producer);
+        written.record(producer);
+        if (wait) {
+            consumer.waitFor(written);
+        }
+        d.copyToHostAsync(0, out.segment(), 0, src.byteSize(), consumer);
+        consumer.synchronize(Duration.ofSeconds(10));
+        producer.synchronize(Duration.ofSeconds(10));
+        MemorySegment got = out.segment().asSlice(0, src.byteSize());
+        if (got.mismatch(src) == -1) {
+            return "written";
+        }
+        return got.mismatch(Arena.ofAuto().allocate(src.byteSize())) == -1 ? "stale" : "torn";
     }
 
     @Test

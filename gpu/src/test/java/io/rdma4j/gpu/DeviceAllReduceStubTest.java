@@ -3,13 +3,17 @@ package io.rdma4j.gpu;
 import io.rdma4j.cuda.testing.StubCuda;
 import io.rdma4j.transport.testing.RankProcesses;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -18,6 +22,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * compiles it, so it runs in the surefire execution jvm-stub-cuda). The ranks check the sums
  * themselves ({@link DeviceAllReduceRank}); this checks they passed and the path they reported:
  * staged, because neither transport reaches GPU memory and this machine has no RDMA device.
+ * The stub's streams are asynchronous and each queued copy is delayed, so the two-slot pipeline's
+ * event waits are what keeps a slot from being reduced before its copy landed; with the stub
+ * told to skip those waits the same ranks must find wrong sums.
  */
 @EnabledIfSystemProperty(named = "rdma4j.test.jvm", matches = "stub-cuda",
         disabledReason = "needs a JVM of its own: runs in the surefire execution jvm-stub-cuda")
@@ -29,12 +36,24 @@ class DeviceAllReduceStubTest {
         stub = StubCuda.install();
     }
 
+    /**
+     * Each queued copy waits this long in the stub: long against a host allreduce of one 4 KiB
+     * chunk (microseconds once connected), and very long where a wrong result must show.
+     */
+    private static final int COPY_DELAY_MICROS = 2_000;
+    private static final int COPY_DELAY_WITHOUT_WAITS_MICROS = 50_000;
+
+    private static Map<String, String> env(String provider, boolean skipEventWaits) {
+        int delay = skipEventWaits ? COPY_DELAY_WITHOUT_WAITS_MICROS : COPY_DELAY_MICROS;
+        return Map.of("RDMA4J_LIBCUDA", stub.library.toString(), "STUB_CUDA_DEVICE_COUNT", "2",
+                "STUB_CUDA_OP_DELAY_US", Integer.toString(delay), "STUB_CUDA_SKIP_EVENT_WAITS", skipEventWaits ? "1" : "0",
+                "RDMA4J_TRANSPORT", provider, "RDMA4J_TIMEOUT_MS", "60000", "RDMA4J_IDLE_STRATEGY", "backoff");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"shm", "tcp"})
     void twoRanksAllReduceDeviceBuffersThroughTheStagedPath(String provider) throws Exception {
-        Map<String, String> env = Map.of("RDMA4J_LIBCUDA", stub.library.toString(), "STUB_CUDA_DEVICE_COUNT", "2",
-                "RDMA4J_TRANSPORT", provider, "RDMA4J_TIMEOUT_MS", "60000", "RDMA4J_IDLE_STRATEGY", "backoff");
-        try (RankProcesses ranks = RankProcesses.launch(2, DeviceAllReduceRank.class, env)) {
+        try (RankProcesses ranks = RankProcesses.launch(2, DeviceAllReduceRank.class, env(provider, false))) {
             ranks.awaitSuccess(Duration.ofSeconds(120));
             for (int r = 0; r < 2; r++) {
                 String out = ranks.output(r);
@@ -43,6 +62,20 @@ class DeviceAllReduceStubTest {
                 assertTrue(out.contains("GPUDirect RDMA detection: UNAVAILABLE: no RDMA device"), out);
             }
             System.out.println(provider + " rank 0:\n" + ranks.output(0));
+        }
+    }
+
+    @Test
+    void withoutItsEventWaitsThePipelineReducesSlotsBeforeTheirCopiesLanded() throws Exception {
+        try (RankProcesses ranks = RankProcesses.launch(2, DeviceAllReduceRank.class, env("shm", true))) {
+            for (int r = 0; r < 2; r++) {
+                Process p = ranks.process(r);
+                assertTrue(p.waitFor(120, TimeUnit.SECONDS), "rank " + r + " did not finish:\n" + ranks.output(r));
+                String out = ranks.output(r);
+                assertEquals(1, p.exitValue(), out);
+                assertTrue(out.contains("FAIL f32 sum of 1000: element 0 is "), out); // the first call may be slow enough to pass
+                assertFalse(out.contains("DEVICE ALLREDUCE OK"), out);
+            }
         }
     }
 }

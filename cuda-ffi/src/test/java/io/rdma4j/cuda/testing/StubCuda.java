@@ -40,6 +40,7 @@ public final class StubCuda {
     private final MethodHandle liveEvents;
     private final MethodHandle contextRetains;
     private final MethodHandle corruptNextDtoH;
+    private final MethodHandle timing;
 
     @SuppressWarnings("restricted") // test-only: the stub's own symbols, for its control functions
     private StubCuda(Path library) {
@@ -57,6 +58,7 @@ public final class StubCuda {
         contextRetains = handle(stub, "rdma4j_stub_primary_context_retains", FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.JAVA_INT));
         corruptNextDtoH = handle(stub, "rdma4j_stub_corrupt_next_dtoh", FunctionDescriptor.ofVoid());
+        timing = handle(stub, "rdma4j_stub_timing", FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     }
 
     /**
@@ -170,6 +172,20 @@ public final class StubCuda {
     public void corruptNextDeviceToHostCopy() {
         try {
             corruptNextDtoH.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /**
+     * What STUB_CUDA_OP_DELAY_US and STUB_CUDA_SKIP_EVENT_WAITS set: each queued copy or memset
+     * waits {@code delayMicros} before it runs, and with {@code skipEventWaits} events report
+     * completion at once and streams do not wait for events. {@code (0, false)} restores the
+     * defaults.
+     */
+    public void timing(int delayMicros, boolean skipEventWaits) {
+        try {
+            timing.invokeExact(delayMicros, skipEventWaits ? 1 : 0);
         } catch (Throwable t) {
             throw new AssertionError(t);
         }

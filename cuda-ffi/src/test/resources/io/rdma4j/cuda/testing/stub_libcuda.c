@@ -4,9 +4,12 @@
  * header fails the build of the stub.
  *
  * It is a test double, not an emulator: "device memory" is host memory behind fake addresses
- * (so a device pointer passed where a host pointer belongs is not silently accepted), streams
- * run every operation at once, events carry wall-clock timestamps. Nothing here says anything
- * about a real GPU; it checks the Java layer's calls, arguments, error handling and cleanup.
+ * (so a device pointer passed where a host pointer belongs is not silently accepted). Streams
+ * are asynchronous as the driver's are: each has a worker thread that executes its queued
+ * copies, memsets, event records and event waits in order, so code that reads a result before
+ * waiting for the stream or an event reads stale memory here too. Events carry the wall-clock
+ * time at which their stream reached them. Nothing here says anything about a real GPU's speed;
+ * it checks the Java layer's calls, arguments, ordering, error handling and cleanup.
  *
  * What the real driver enforces and the stub enforces too: cuInit first (else
  * CUDA_ERROR_NOT_INITIALIZED), a current context for memory/stream/event calls (per thread),
@@ -17,6 +20,11 @@
  *   STUB_CUDA_INIT_RESULT    CUresult that cuInit returns (default 0)
  *   STUB_CUDA_DEVICE_COUNT   number of devices (default 1, at most 8)
  *   STUB_CUDA_DRIVER_VERSION cuDriverGetVersion value (default 12040)
+ *   STUB_CUDA_OP_DELAY_US    microseconds a stream's worker waits before each copy or memset
+ *                            (default 0), so that work still queued is observable
+ *   STUB_CUDA_SKIP_EVENT_WAITS  1: events report completion at once and cuStreamWaitEvent
+ *                            does not wait, as if the caller had skipped its waits (tests use it
+ *                            to show that a missing wait gives a wrong result)
  * and, from tests in the same process, by the rdma4j_stub_* control functions at the end.
  */
 #define _GNU_SOURCE
@@ -78,6 +86,7 @@ static int enter(const char *name) {
 static int configured, init_result, device_count = 1, driver_version = 12040;
 static int initialized;
 static int corrupt_next_dtoh;
+static int op_delay_us, skip_event_waits;
 
 static int env_int(const char *name, int fallback) {
     const char *v = getenv(name);
@@ -91,6 +100,8 @@ static void configure(void) {
     device_count = env_int("STUB_CUDA_DEVICE_COUNT", device_count);
     if (device_count < 0 || device_count > MAX_DEVICES) device_count = MAX_DEVICES;
     driver_version = env_int("STUB_CUDA_DRIVER_VERSION", driver_version);
+    op_delay_us = env_int("STUB_CUDA_OP_DELAY_US", op_delay_us);
+    skip_event_waits = env_int("STUB_CUDA_SKIP_EVENT_WAITS", skip_event_waits);
 }
 
 #define REQUIRE_INIT() do { if (!initialized) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
@@ -226,6 +237,8 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
     return CUDA_SUCCESS;
 }
 
+static void wait_for_streams(int blocking_only);
+
 /* ---- device memory: fake addresses backed by host memory, never reused ---- */
 static struct { CUdeviceptr base; size_t size; unsigned char *host; int device; int live; } allocations[MAX_ALLOCATIONS];
 static int allocation_count;
@@ -294,9 +307,11 @@ static unsigned char *device_bytes(CUdeviceptr p, size_t n) {
     return i < 0 ? NULL : allocations[i].host + (p - allocations[i].base);
 }
 
+/* Like the driver's, frees wait for queued work first (no worker may touch freed memory). */
 CUresult cuMemFree_v2(CUdeviceptr dptr) {
     ENTER(); REQUIRE_CONTEXT();
     pthread_mutex_lock(&lock);
+    wait_for_streams(0);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     for (int i = 0; i < allocation_count; i++) {
         if (allocations[i].live && allocations[i].base == dptr) {
@@ -312,55 +327,42 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
     return r;
 }
 
-static CUresult copy(void *dst, const void *src, size_t n) {
-    if (dst == NULL || src == NULL) return CUDA_ERROR_INVALID_VALUE;
-    memmove(dst, src, n);
-    return CUDA_SUCCESS;
-}
+/* ---- streams: a FIFO of operations each, executed in order by a worker thread of the stub ---- */
 
-CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
-    ENTER(); REQUIRE_CONTEXT();
-    pthread_mutex_lock(&lock);
-    CUresult r = copy(device_bytes(dst, n), src, n);
-    pthread_mutex_unlock(&lock);
-    return r;
-}
-
-CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
-    ENTER(); REQUIRE_CONTEXT();
-    pthread_mutex_lock(&lock);
-    CUresult r = copy(dst, device_bytes(src, n), n);
-    if (r == CUDA_SUCCESS && n > 0 && corrupt_next_dtoh) {
-        corrupt_next_dtoh = 0;
-        ((unsigned char *) dst)[n / 2] ^= 0x5A;
-    }
-    pthread_mutex_unlock(&lock);
-    return r;
-}
-
-CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
-    ENTER(); REQUIRE_CONTEXT();
-    pthread_mutex_lock(&lock);
-    CUresult r = copy(device_bytes(dst, n), device_bytes(src, n), n);
-    pthread_mutex_unlock(&lock);
-    return r;
-}
-
-CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n) {
-    ENTER(); REQUIRE_CONTEXT();
-    pthread_mutex_lock(&lock);
-    unsigned char *p = device_bytes(dst, n);
-    if (p != NULL) memset(p, uc, n);
-    pthread_mutex_unlock(&lock);
-    return p == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-}
-
-/* ---- streams and events: slots in a table, so stale handles are detected ---- */
-struct CUstream_st { int live; };
-struct CUevent_st { int live; unsigned int flags; int recorded; double millis; };
+/*
+ * Like the driver, an asynchronous call only validates and queues; the stream's worker executes
+ * the operations one after another, after STUB_CUDA_OP_DELAY_US for each copy or memset, so
+ * work queued on a stream is really not done until the stream or an event after it says so.
+ * The legacy default stream (NULL) is a stream of its own here; synchronous copies wait for it
+ * and for every stream created without CU_STREAM_NON_BLOCKING, as the legacy stream's implicit
+ * synchronization would make them.
+ */
+enum op_kind { OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT };
+struct op {
+    enum op_kind kind;
+    void *dst;
+    const void *src;
+    size_t n;
+    unsigned char value;
+    int device_to_host;
+    struct CUevent_st *event;
+    unsigned long seq; /* OP_RECORD: the record it completes; OP_WAIT: the record it waits for */
+};
+#define QUEUE_DEPTH 256
+struct CUstream_st {
+    int live, started, stopping;
+    unsigned int flags;
+    pthread_t worker; /* joined by nobody: detached when the stream is destroyed (the legacy one never is) */
+    struct op ops[QUEUE_DEPTH];
+    unsigned long head, tail; /* ops[head % QUEUE_DEPTH .. tail) are queued, head is executing */
+};
+/* recorded: records queued so far; done: the latest of them executed (completed work before it) */
+struct CUevent_st { int live; unsigned int flags; unsigned long recorded, done; double millis; };
+static struct CUstream_st legacy_stream = {.live = 1};
 static struct CUstream_st streams[MAX_HANDLES];
 static struct CUevent_st events[MAX_HANDLES];
 static int stream_count, event_count;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER; /* with `lock`: a queue or an event moved */
 
 static int valid_stream(CUstream s) {
     return s == NULL || (s >= streams && s < streams + stream_count && s->live);
@@ -370,22 +372,185 @@ static int valid_event(CUevent e) {
     return e != NULL && e >= events && e < events + event_count && e->live;
 }
 
-#define ASYNC(call, s) do { if (!valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE; return call; } while (0)
+static struct CUstream_st *stream_of(CUstream s) {
+    return s == NULL ? &legacy_stream : s;
+}
+
+static double now_millis(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* callers hold the lock */
+static int event_complete(const struct CUevent_st *e) {
+    return skip_event_waits || e->done >= e->recorded;
+}
+
+/* Whether this device-to-host copy is the one to corrupt (rdma4j_stub_corrupt_next_dtoh); callers hold the lock. */
+static int take_corruption(int device_to_host, size_t n) {
+    int corrupt = device_to_host && n > 0 && corrupt_next_dtoh;
+    if (corrupt) corrupt_next_dtoh = 0;
+    return corrupt;
+}
+
+static void copy_bytes(void *dst, const void *src, size_t n, int corrupt) {
+    memmove(dst, src, n);
+    if (corrupt) ((unsigned char *) dst)[n / 2] ^= 0x5A;
+}
+
+static void *stream_worker(void *arg) {
+    struct CUstream_st *s = arg;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        if (s->head == s->tail) {
+            if (s->stopping) break;
+            pthread_cond_wait(&changed, &lock);
+            continue;
+        }
+        struct op *o = &s->ops[s->head % QUEUE_DEPTH];
+        if (o->kind == OP_WAIT) {
+            if (o->event->done < o->seq) {
+                pthread_cond_wait(&changed, &lock);
+                continue;
+            }
+        } else if (o->kind == OP_RECORD) {
+            if (o->seq > o->event->done) {
+                o->event->done = o->seq;
+                o->event->millis = now_millis();
+            }
+        } else {
+            /* copies and memsets run without the lock: cuMemFree and friends wait for idle streams first */
+            int corrupt = o->kind == OP_COPY && take_corruption(o->device_to_host, o->n);
+            int delay = op_delay_us;
+            pthread_mutex_unlock(&lock);
+            if (delay > 0) usleep((useconds_t) delay);
+            if (o->kind == OP_COPY) {
+                copy_bytes(o->dst, o->src, o->n, corrupt);
+            } else {
+                memset(o->dst, o->value, o->n);
+            }
+            pthread_mutex_lock(&lock);
+        }
+        s->head++;
+        pthread_cond_broadcast(&changed);
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* Queues `o` on `s` (blocking while the queue is full, as the driver's push buffer does); callers hold the lock. */
+static CUresult enqueue(CUstream handle, struct op o) {
+    struct CUstream_st *s = stream_of(handle);
+    if (!s->started) {
+        if (pthread_create(&s->worker, NULL, stream_worker, s) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+        s->started = 1;
+    }
+    while (s->tail - s->head == QUEUE_DEPTH) pthread_cond_wait(&changed, &lock);
+    s->ops[s->tail % QUEUE_DEPTH] = o;
+    s->tail++;
+    pthread_cond_broadcast(&changed);
+    return CUDA_SUCCESS;
+}
+
+static int stream_idle(const struct CUstream_st *s) {
+    return s->head == s->tail;
+}
+
+/* Waits until the legacy stream and every stream (blocking ones only, if asked) ran dry; callers hold the lock. */
+static void wait_for_streams(int blocking_only) {
+    for (;;) {
+        int busy = !stream_idle(&legacy_stream);
+        for (int i = 0; i < stream_count && !busy; i++) {
+            busy = !stream_idle(&streams[i]) && !(blocking_only && (streams[i].flags & CU_STREAM_NON_BLOCKING));
+        }
+        if (!busy) return;
+        pthread_cond_wait(&changed, &lock);
+    }
+}
+
+static CUresult copy(void *dst, const void *src, size_t n, int device_to_host) {
+    if (dst == NULL || src == NULL) return CUDA_ERROR_INVALID_VALUE;
+    wait_for_streams(1);
+    copy_bytes(dst, src, n, take_corruption(device_to_host, n));
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = copy(device_bytes(dst, n), src, n, 0);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = copy(dst, device_bytes(src, n), n, 1);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = copy(device_bytes(dst, n), device_bytes(src, n), n, 0);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n) {
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    unsigned char *p = device_bytes(dst, n);
+    if (p != NULL) {
+        wait_for_streams(1);
+        memset(p, uc, n);
+    }
+    pthread_mutex_unlock(&lock);
+    return p == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+/* validates the stream and the (already translated) addresses now, executes later */
+static CUresult copy_async(void *dst, const void *src, size_t n, int device_to_host, CUstream s) {
+    if (!valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
+    if (dst == NULL || src == NULL) return CUDA_ERROR_INVALID_VALUE;
+    return enqueue(s, (struct op) {.kind = OP_COPY, .dst = dst, .src = src, .n = n, .device_to_host = device_to_host});
+}
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
-    ENTER(); ASYNC(cuMemcpyHtoD_v2(dst, src, n), s);
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = copy_async(device_bytes(dst, n), src, n, 0, s);
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
-    ENTER(); ASYNC(cuMemcpyDtoH_v2(dst, src, n), s);
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = copy_async(dst, device_bytes(src, n), n, 1, s);
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-    ENTER(); ASYNC(cuMemcpyDtoD_v2(dst, src, n), s);
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = copy_async(device_bytes(dst, n), device_bytes(src, n), n, 0, s);
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream s) {
-    ENTER(); ASYNC(cuMemsetD8_v2(dst, uc, n), s);
+    ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    unsigned char *p = device_bytes(dst, n);
+    CUresult r = !valid_stream(s) ? CUDA_ERROR_INVALID_HANDLE : p == NULL ? CUDA_ERROR_INVALID_VALUE
+            : enqueue(s, (struct op) {.kind = OP_MEMSET, .dst = p, .n = n, .value = uc});
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 CUresult cuStreamCreate(CUstream *ps, unsigned int flags) {
@@ -394,8 +559,10 @@ CUresult cuStreamCreate(CUstream *ps, unsigned int flags) {
     pthread_mutex_lock(&lock);
     CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
     if (stream_count < MAX_HANDLES) {
-        streams[stream_count].live = 1;
-        *ps = &streams[stream_count++];
+        struct CUstream_st *s = &streams[stream_count++];
+        s->live = 1;
+        s->flags = flags;
+        *ps = s;
         r = CUDA_SUCCESS;
     }
     pthread_mutex_unlock(&lock);
@@ -404,27 +571,49 @@ CUresult cuStreamCreate(CUstream *ps, unsigned int flags) {
 
 CUresult cuStreamQuery(CUstream s) {
     ENTER(); REQUIRE_CONTEXT();
-    return valid_stream(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    CUresult r = !valid_stream(s) ? CUDA_ERROR_INVALID_HANDLE
+            : stream_idle(stream_of(s)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 CUresult cuStreamSynchronize(CUstream s) {
     ENTER(); REQUIRE_CONTEXT();
-    return valid_stream(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    CUresult r = valid_stream(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    while (r == CUDA_SUCCESS && !stream_idle(stream_of(s))) pthread_cond_wait(&changed, &lock);
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
     ENTER(); REQUIRE_CONTEXT();
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    return valid_stream(s) && valid_event(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    CUresult r = !valid_stream(s) || !valid_event(e) ? CUDA_ERROR_INVALID_HANDLE
+            : skip_event_waits ? CUDA_SUCCESS
+            : enqueue(s, (struct op) {.kind = OP_WAIT, .event = e, .seq = e->recorded});
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
+/* As with the driver, work already queued still runs after this returns; then the worker ends. */
 CUresult cuStreamDestroy_v2(CUstream s) {
     ENTER(); REQUIRE_CONTEXT();
-    if (s == NULL || !valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
-    s->live = 0;
-    return CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    CUresult r = s == NULL || !valid_stream(s) ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS) {
+        s->live = 0;
+        s->stopping = 1;
+        if (s->started) pthread_detach(s->worker);
+        pthread_cond_broadcast(&changed);
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
+/* ---- events: completed when the stream's worker reaches their latest record ---- */
 CUresult cuEventCreate(CUevent *pe, unsigned int flags) {
     ENTER(); REQUIRE_CONTEXT();
     if (pe == NULL || (flags & ~0x7u) != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -434,7 +623,7 @@ CUresult cuEventCreate(CUevent *pe, unsigned int flags) {
         struct CUevent_st *e = &events[event_count++];
         e->live = 1;
         e->flags = flags;
-        e->recorded = 0;
+        e->recorded = e->done = 0;
         *pe = e;
         r = CUDA_SUCCESS;
     }
@@ -442,46 +631,57 @@ CUresult cuEventCreate(CUevent *pe, unsigned int flags) {
     return r;
 }
 
-static double now_millis(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 CUresult cuEventRecord(CUevent e, CUstream s) {
     ENTER(); REQUIRE_CONTEXT();
-    if (!valid_event(e) || !valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
-    e->recorded = 1;
-    e->millis = now_millis();
-    return CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    CUresult r = !valid_event(e) || !valid_stream(s) ? CUDA_ERROR_INVALID_HANDLE
+            : enqueue(s, (struct op) {.kind = OP_RECORD, .event = e, .seq = e->recorded + 1});
+    if (r == CUDA_SUCCESS) e->recorded++;
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 CUresult cuEventQuery(CUevent e) {
     ENTER(); REQUIRE_CONTEXT();
-    return valid_event(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    CUresult r = !valid_event(e) ? CUDA_ERROR_INVALID_HANDLE : event_complete(e) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 CUresult cuEventSynchronize(CUevent e) {
     ENTER(); REQUIRE_CONTEXT();
-    return valid_event(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    CUresult r = valid_event(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    while (r == CUDA_SUCCESS && !event_complete(e)) pthread_cond_wait(&changed, &lock);
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
     ENTER(); REQUIRE_CONTEXT();
     if (ms == NULL) return CUDA_ERROR_INVALID_VALUE;
-    if (!valid_event(start) || !valid_event(end) || !start->recorded || !end->recorded
+    pthread_mutex_lock(&lock);
+    CUresult r = CUDA_SUCCESS;
+    if (!valid_event(start) || !valid_event(end) || start->recorded == 0 || end->recorded == 0
             || ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING)) {
-        return CUDA_ERROR_INVALID_HANDLE;
+        r = CUDA_ERROR_INVALID_HANDLE;
+    } else if (start->done < start->recorded || end->done < end->recorded) {
+        r = CUDA_ERROR_NOT_READY;
+    } else {
+        *ms = (float) (end->millis - start->millis);
     }
-    *ms = (float) (end->millis - start->millis);
-    return CUDA_SUCCESS;
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 CUresult cuEventDestroy_v2(CUevent e) {
     ENTER(); REQUIRE_CONTEXT();
-    if (!valid_event(e)) return CUDA_ERROR_INVALID_HANDLE;
-    e->live = 0;
-    return CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    CUresult r = valid_event(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (r == CUDA_SUCCESS) e->live = 0; /* a queued record or wait still finds the slot: slots are never reused */
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 /* ---- contexts ---- */
@@ -525,6 +725,9 @@ CUresult cuCtxGetCurrent(CUcontext *pctx) {
 
 CUresult cuCtxSynchronize(void) {
     ENTER(); REQUIRE_CONTEXT();
+    pthread_mutex_lock(&lock);
+    wait_for_streams(0);
+    pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
 }
 
@@ -568,6 +771,7 @@ CUresult cuMemHostAlloc(void **pp, size_t size, unsigned int flags) {
 CUresult cuMemFreeHost(void *p) {
     ENTER(); REQUIRE_CONTEXT();
     pthread_mutex_lock(&lock);
+    wait_for_streams(0);
     int i = host_range_of(p);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     if (i >= 0 && !host_ranges[i].registered && host_ranges[i].p == p) {
@@ -592,6 +796,7 @@ CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags) {
 CUresult cuMemHostUnregister(void *p) {
     ENTER(); REQUIRE_CONTEXT();
     pthread_mutex_lock(&lock);
+    wait_for_streams(0);
     int i = host_range_of(p);
     CUresult r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     if (i >= 0 && host_ranges[i].registered && host_ranges[i].p == p) {
@@ -717,5 +922,13 @@ int rdma4j_stub_primary_context_retains(int dev) {
 void rdma4j_stub_corrupt_next_dtoh(void) {
     pthread_mutex_lock(&lock);
     corrupt_next_dtoh = 1;
+    pthread_mutex_unlock(&lock);
+}
+
+/* What STUB_CUDA_OP_DELAY_US and STUB_CUDA_SKIP_EVENT_WAITS set; takes effect for the next operations. */
+void rdma4j_stub_timing(int delay_us, int skip_waits) {
+    pthread_mutex_lock(&lock);
+    op_delay_us = delay_us;
+    skip_event_waits = skip_waits;
     pthread_mutex_unlock(&lock);
 }
