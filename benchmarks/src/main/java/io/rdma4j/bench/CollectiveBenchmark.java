@@ -47,6 +47,8 @@ public final class CollectiveBenchmark {
     /** Calls of each until-quiet round (spread over the small sizes, each at least once), and the most rounds. */
     private static final int QUIET_ROUND_CALLS = 256;
     private static final int MAX_QUIET_ROUNDS = 50;
+    /** Timed back-to-back calls of each size per {@code --interleave} round. */
+    private static final int ALONE_CALLS = 4;
 
     /** How long rank 0 waits for another rank's wrong-element count. */
     private static final Duration COUNT_WAIT = Duration.ofMinutes(5);
@@ -227,9 +229,13 @@ public final class CollectiveBenchmark {
     /**
      * The trainer's pattern ({@code --interleave R}): R rounds, each calling every size once in an
      * order drawn from a generator seeded with the round (the same on every rank), each call
-     * after a 4-byte allreduce (a loss or a metric between gradient buckets). Each call of a size
-     * is timed alone; rank 0 prints the mean over the rounds and ranks beside the size's time in
-     * the table, where its calls ran back to back.
+     * after a 4-byte allreduce (a loss or a metric between gradient buckets), and each call timed
+     * alone. Every round then runs each size back to back too ({@link #ALONE_CALLS} timed calls
+     * after an untimed one), so that both are measured under the same conditions of the host,
+     * taking turns: a shared host's memory bandwidth between two cores can change several-fold
+     * from one second to the next, which makes a comparison with the table, timed earlier,
+     * meaningless. Rank 0 prints each size's mean over the rounds and ranks: in the table, back
+     * to back in the rounds, interleaved, and the ratio of the last two.
      */
     private void interleaved(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, double[] tableUs,
                              Arena arena, boolean print) {
@@ -238,7 +244,8 @@ public final class CollectiveBenchmark {
         int k = sizes.size();
         int[] order = new int[k];
         MemorySegment scalar = arena.allocate(64, 64);
-        MemorySegment nanos = arena.allocate(8L * k, 8);
+        // [0, k): interleaved nanoseconds per size, [k, 2k): back-to-back nanoseconds per size
+        MemorySegment nanos = arena.allocate(16L * k, 8);
         Slots[] slots = new Slots[k];
         long[] counts = new long[k];
         for (int i = 0; i < k; i++) {
@@ -263,18 +270,30 @@ public final class CollectiveBenchmark {
                 coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
                 nanos.setAtIndex(F64, i, nanos.getAtIndex(F64, i) + (System.nanoTime() - t0));
             }
+            for (int i : order) {
+                coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
+                long t0 = System.nanoTime();
+                for (int c = 0; c < ALONE_CALLS; c++) {
+                    coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
+                }
+                nanos.setAtIndex(F64, k + i, nanos.getAtIndex(F64, k + i) + (System.nanoTime() - t0) / (double) ALONE_CALLS);
+            }
         }
-        comm.allReduce(nanos, nanos, k, DataType.F64, ReduceOp.SUM);
+        comm.allReduce(nanos, nanos, 2L * k, DataType.F64, ReduceOp.SUM);
         if (!print) {
             return;
         }
         out.printf("# interleaved: %d rounds, every size once per round in a random order (the same on every rank),%n",
                 o.interleaveRounds);
-        out.println("# each call after a 4-byte allreduce; mean time per call over the rounds and ranks");
-        out.printf("# %10s  %12s  %16s  %6s%n", "size (B)", "table (us)", "interleaved (us)", "ratio");
+        out.println("# each call after a 4-byte allreduce; each round also times every size back to back;");
+        out.println("# mean time per call over the rounds and ranks; ratio = interleaved / back to back");
+        out.printf("# %10s  %12s  %18s  %16s  %6s%n", "size (B)", "table (us)", "back to back (us)", "interleaved (us)",
+                "ratio");
         for (int i = 0; i < k; i++) {
             double us = nanos.getAtIndex(F64, i) / 1e3 / n / o.interleaveRounds;
-            out.printf(Locale.ROOT, "  %10d  %12.2f  %16.2f  %6.2f%n", sizes.get(i), tableUs[i], us, us / tableUs[i]);
+            double aloneUs = nanos.getAtIndex(F64, k + i) / 1e3 / n / o.interleaveRounds;
+            out.printf(Locale.ROOT, "  %10d  %12.2f  %18.2f  %16.2f  %6.2f%n", sizes.get(i), tableUs[i], aloneUs, us,
+                    us / aloneUs);
         }
     }
 

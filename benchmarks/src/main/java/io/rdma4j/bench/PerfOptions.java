@@ -315,8 +315,9 @@ public final class PerfOptions {
                   --interleave N          after the table, N rounds that call every size once in
                                           a random order (the same on every rank), each after a
                                           4-byte allreduce, as a trainer interleaves a scalar
-                                          with its gradient buckets; prints each size's mean
-                                          time there beside its time in the table (allreduce)
+                                          with its gradient buckets, then every size back to
+                                          back; prints each size's mean time both ways and
+                                          their ratio (allreduce)
                 exit status: 0 ok, 1 wrong results, 2 bad usage, 3 a rank failed
                 """.formatted(tool, chooseCollective ? "a collective" : "allreduce",
                 chooseCollective ? "  --op-kind K             allreduce reducescatter allgather broadcast (required)\n" : "");
