@@ -33,6 +33,8 @@ import java.util.function.Consumer;
  * RDMA4J_PROGRESS_CPU         CPU that completion thread is pinned to, -1 = not pinned (default -1)
  * RDMA4J_TIMEOUT_MS           connection and operation timeout in ms (default 60000)
  * RDMA4J_MAX_REQUESTS         outstanding requests per transport (default 4096)
+ * RDMA4J_REGISTRATION_CAP_BYTES caller memory the verbs provider keeps registered (pinned) at most;
+ *                             least recently used idle registrations go first (default: no cap)
  * RDMA4J_TCP_IFNAME           network interface whose address the TCP provider listens on
  * RDMA4J_TCP_ADDRESS          address the TCP provider listens on (overrides the interface)
  * RDMA4J_SHM_DIR              directory of the shared-memory files (default /dev/shm)
@@ -65,6 +67,10 @@ public final class TransportConfig {
     public static final String ENV_PROGRESS_CPU = "RDMA4J_PROGRESS_CPU";
     public static final String ENV_TIMEOUT_MS = "RDMA4J_TIMEOUT_MS";
     public static final String ENV_MAX_REQUESTS = "RDMA4J_MAX_REQUESTS";
+    public static final String ENV_REGISTRATION_CAP_BYTES = "RDMA4J_REGISTRATION_CAP_BYTES";
+    /** {@link #registrationCapBytes()} when none is set. */
+    public static final long NO_REGISTRATION_CAP = Long.MAX_VALUE;
+    static final long MIN_REGISTRATION_CAP_BYTES = 4096;
     public static final String ENV_TCP_IFNAME = "RDMA4J_TCP_IFNAME";
     public static final String ENV_TCP_ADDRESS = "RDMA4J_TCP_ADDRESS";
     public static final String ENV_SHM_DIR = "RDMA4J_SHM_DIR";
@@ -103,6 +109,7 @@ public final class TransportConfig {
     private final int progressCpu;
     private final Duration timeout;
     private final int maxOutstandingRequests;
+    private final long registrationCapBytes;
     private final String tcpInterface;
     private final String tcpAddress;
     private final Path shmDir;
@@ -128,6 +135,7 @@ public final class TransportConfig {
         progressCpu = b.progressCpu;
         timeout = b.timeout;
         maxOutstandingRequests = b.maxOutstandingRequests;
+        registrationCapBytes = b.registrationCapBytes;
         tcpInterface = b.tcpInterface;
         tcpAddress = b.tcpAddress;
         shmDir = b.shmDir;
@@ -200,6 +208,13 @@ public final class TransportConfig {
 
     public int maxOutstandingRequests() { return maxOutstandingRequests; }
 
+    /**
+     * Bytes of caller memory the verbs provider keeps registered (so pinned) at most, or
+     * {@link #NO_REGISTRATION_CAP}; beyond it, registering more first releases the least recently
+     * used registrations that no pending request uses.
+     */
+    public long registrationCapBytes() { return registrationCapBytes; }
+
     /** Interface the TCP provider listens on, {@code null} to pick one. */
     public String tcpInterface() { return tcpInterface; }
 
@@ -236,6 +251,7 @@ public final class TransportConfig {
         b.progressCpu = progressCpu;
         b.timeout = timeout;
         b.maxOutstandingRequests = maxOutstandingRequests;
+        b.registrationCapBytes = registrationCapBytes;
         b.tcpInterface = tcpInterface;
         b.tcpAddress = tcpAddress;
         b.shmDir = shmDir;
@@ -256,6 +272,7 @@ public final class TransportConfig {
                 + ", progressThread=" + progressThread + ", progressCpu=" + progressCpu
                 + ", timeoutMs=" + timeout.toMillis()
                 + ", maxOutstandingRequests=" + maxOutstandingRequests
+                + ", registrationCapBytes=" + (registrationCapBytes == NO_REGISTRATION_CAP ? "<none>" : registrationCapBytes)
                 + ", tcpInterface=" + (tcpInterface == null ? "<auto>" : tcpInterface)
                 + ", tcpAddress=" + (tcpAddress == null ? "<auto>" : tcpAddress)
                 + ", shmDir=" + shmDir + '}';
@@ -282,6 +299,7 @@ public final class TransportConfig {
         private int progressCpu = -1;
         private Duration timeout = Duration.ofSeconds(60);
         private int maxOutstandingRequests = 4096;
+        private long registrationCapBytes = NO_REGISTRATION_CAP;
         private String tcpInterface;
         private String tcpAddress;
         private Path shmDir = Path.of("/dev/shm");
@@ -315,6 +333,7 @@ public final class TransportConfig {
             env(env, ENV_PROGRESS_CPU, v -> progressCpu(parseInt(v)));
             env(env, ENV_TIMEOUT_MS, v -> timeout(Duration.ofMillis(parseLong(v))));
             env(env, ENV_MAX_REQUESTS, v -> maxOutstandingRequests(parseInt(v)));
+            env(env, ENV_REGISTRATION_CAP_BYTES, v -> registrationCapBytes(parseLong(v)));
             env(env, ENV_TCP_IFNAME, this::tcpInterface);
             env(env, ENV_TCP_ADDRESS, this::tcpAddress);
             env(env, ENV_SHM_DIR, v -> shmDir(Path.of(v)));
@@ -395,6 +414,8 @@ public final class TransportConfig {
 
         public Builder maxOutstandingRequests(int v) { maxOutstandingRequests = v; return this; }
 
+        public Builder registrationCapBytes(long v) { registrationCapBytes = v; return this; }
+
         public Builder tcpInterface(String v) { tcpInterface = v == null || v.isBlank() ? null : v; return this; }
 
         public Builder tcpAddress(String v) { tcpAddress = v == null || v.isBlank() ? null : v; return this; }
@@ -420,6 +441,8 @@ public final class TransportConfig {
             require(timeout != null && !timeout.isNegative() && !timeout.isZero(),
                     "timeout (" + ENV_TIMEOUT_MS + ") must be positive, was " + timeout);
             range("maxOutstandingRequests (" + ENV_MAX_REQUESTS + ")", maxOutstandingRequests, 1, 1 << 20);
+            require(registrationCapBytes >= MIN_REGISTRATION_CAP_BYTES, "registrationCapBytes (" + ENV_REGISTRATION_CAP_BYTES
+                    + ") must be at least " + MIN_REGISTRATION_CAP_BYTES + " (one page), was " + registrationCapBytes);
             require(shmDir != null, "shmDir must not be null");
             return new TransportConfig(this);
         }

@@ -48,6 +48,7 @@ class TransportConfigTest {
         env.put("RDMA4J_PROGRESS_CPU", "3");
         env.put("RDMA4J_TIMEOUT_MS", "1500");
         env.put("RDMA4J_MAX_REQUESTS", "128");
+        env.put("RDMA4J_REGISTRATION_CAP_BYTES", "1048576");
         env.put("RDMA4J_TCP_IFNAME", "eth9");
         env.put("RDMA4J_TCP_ADDRESS", "10.0.0.1");
         env.put("RDMA4J_SHM_DIR", "/tmp/x");
@@ -71,6 +72,7 @@ class TransportConfigTest {
         assertEquals(3, c.progressCpu());
         assertEquals(Duration.ofMillis(1500), c.timeout());
         assertEquals(128, c.maxOutstandingRequests());
+        assertEquals(1 << 20, c.registrationCapBytes());
         assertEquals("eth9", c.tcpInterface());
         assertEquals("10.0.0.1", c.tcpAddress());
         assertEquals(Path.of("/tmp/x"), c.shmDir());
@@ -92,6 +94,8 @@ class TransportConfigTest {
         assertMessage(Map.of("RDMA4J_TIMEOUT_MS", "0"), "RDMA4J_TIMEOUT_MS");
         assertMessage(Map.of("RDMA4J_IB_SL", "16"), "RDMA4J_IB_SL");
         assertMessage(Map.of("RDMA4J_PROGRESS_CPU", "-2"), "RDMA4J_PROGRESS_CPU");
+        assertMessage(Map.of("RDMA4J_REGISTRATION_CAP_BYTES", "4095"), "RDMA4J_REGISTRATION_CAP_BYTES");
+        assertMessage(Map.of("RDMA4J_REGISTRATION_CAP_BYTES", "1G"), "RDMA4J_REGISTRATION_CAP_BYTES");
     }
 
     private static void assertMessage(Map<String, String> env, String expected) {
@@ -113,5 +117,6 @@ class TransportConfigTest {
         assertThrows(IllegalArgumentException.class, () -> TransportConfig.builder().maxOutstandingRequests(0).build());
         assertThrows(IllegalArgumentException.class, () -> TransportConfig.builder().timeout(Duration.ofSeconds(-1)).build());
         assertFalse(TransportConfig.builder().provider(TransportConfig.Provider.SHM).build().hugePages());
+        assertEquals(TransportConfig.NO_REGISTRATION_CAP, TransportConfig.defaults().registrationCapBytes());
     }
 }

@@ -1,6 +1,7 @@
 package io.rdma4j.transport.internal;
 
 import java.util.Arrays;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
@@ -21,6 +22,10 @@ public final class RegistrationCache<B> {
     private long[] sizes = new long[64];
     private Object[] buffers = new Object[64];
     private int count;
+    /** The tables' copies during {@link #removeIf}, kept so that a sweep allocates nothing. */
+    private long[] scratchAddresses = new long[0];
+    private long[] scratchSizes = new long[0];
+    private Object[] scratchBuffers = new Object[0];
 
     /** A cache that keeps every entry until {@link #clear()} (its entries own native resources). */
     public RegistrationCache() {
@@ -98,26 +103,46 @@ public final class RegistrationCache<B> {
         return count;
     }
 
-    /** Removes every entry {@code dead} accepts (called once per entry); returns how many. */
+    /**
+     * Removes every entry {@code dead} accepts (called once per entry); returns how many.
+     * Allocates nothing once it has run at the table's current size.
+     */
     @SuppressWarnings("unchecked")
     public int removeIf(Predicate<? super B> dead) {
-        long[] oldAddresses = addresses.clone();
-        long[] oldSizes = sizes.clone();
-        Object[] oldBuffers = buffers.clone();
+        int n = buffers.length;
+        if (scratchBuffers.length != n) {
+            scratchAddresses = new long[n];
+            scratchSizes = new long[n];
+            scratchBuffers = new Object[n];
+        }
+        System.arraycopy(addresses, 0, scratchAddresses, 0, n);
+        System.arraycopy(sizes, 0, scratchSizes, 0, n);
+        System.arraycopy(buffers, 0, scratchBuffers, 0, n);
         Arrays.fill(buffers, null);
         int removed = 0;
-        for (int i = 0; i < oldBuffers.length; i++) {
-            if (oldBuffers[i] == null) {
+        for (int i = 0; i < n; i++) {
+            if (scratchBuffers[i] == null) {
                 continue;
             }
-            if (dead.test((B) oldBuffers[i])) {
+            if (dead.test((B) scratchBuffers[i])) {
                 removed++;
             } else {
-                insert(oldAddresses[i], oldSizes[i], oldBuffers[i]);
+                insert(scratchAddresses[i], scratchSizes[i], scratchBuffers[i]);
             }
         }
+        Arrays.fill(scratchBuffers, null); // the removed entries are garbage now
         count -= removed;
         return removed;
+    }
+
+    /** Calls {@code action} with every entry, in no particular order. */
+    @SuppressWarnings("unchecked")
+    public void forEach(Consumer<? super B> action) {
+        for (Object b : buffers) {
+            if (b != null) {
+                action.accept((B) b);
+            }
+        }
     }
 
     public void clear() {

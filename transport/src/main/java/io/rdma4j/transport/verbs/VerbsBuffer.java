@@ -22,6 +22,8 @@ final class VerbsBuffer implements RegisteredBuffer {
     final MemoryRegion ownRegion;
     private final RemoteBuffer descriptor;
     boolean closed;
+    /** The owner's registration clock when this was last handed out by register (LRU eviction). */
+    long lastUse;
 
     VerbsBuffer(VerbsTransport owner, MemorySegment segment, int lkey, int rkey, BufferPool.Block block,
                 MemoryRegion ownRegion) {

@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The verbs provider: RC queue pairs on one RDMA device (RDMA4J_IB_HCA / _PORT / _GID_INDEX),
@@ -56,7 +57,11 @@ import java.util.Set;
  * <p><b>Memory</b>: {@link #allocate} hands out blocks of a registered {@link BufferPool}
  * (optionally on 2 MiB huge pages); {@link #register} caches registrations of caller memory by
  * (address, size, arena), and memory inside a pool region reuses the pool's registration. So a
- * steady-state step registers nothing, and no operation allocates.
+ * steady-state step registers nothing, and no operation allocates. Registrations of freed memory
+ * are released at the next new registration and by a sweep every {@link #SWEEP_INTERVAL}
+ * register calls; with RDMA4J_REGISTRATION_CAP_BYTES, the least recently used ones that no
+ * pending request uses are released to stay under the cap (a caller that keeps a registration
+ * must register the memory again before each use, which costs a lookup when it is still there).
  *
  * <p><b>Faults</b>: a peer whose process exits (or closes its transport) is known within
  * milliseconds through the TCP {@link Liveness} socket beside its connection; a peer that cannot
@@ -71,6 +76,14 @@ import java.util.Set;
 public final class VerbsTransport implements Transport {
     private static final System.Logger LOG = System.getLogger(VerbsTransport.class.getName());
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+    /** Register calls between two sweeps for registrations of freed memory (a power of two). */
+    static final long SWEEP_INTERVAL = 1024;
+    /**
+     * The latest register calls whose registrations the cap never releases: a collective
+     * registers its send and receive memory (and a two-hop one its node-local copies) before it
+     * posts any of them.
+     */
+    static final int RECENT_REGISTRATIONS = 4;
 
     final TransportConfig config;
     private final int rank;
@@ -90,6 +103,10 @@ public final class VerbsTransport implements Transport {
     private final List<MemoryRegion> ownRegions = new ArrayList<>();
     /** Bytes of caller memory this transport has registered (and so pinned) at the moment. */
     private long pinnedBytes;
+    /** Counts register calls: the recency of each registration, and when to sweep for freed memory. */
+    private long registrationClock;
+    private long evictions;
+    private final Predicate<VerbsBuffer> releaseIfFreed = this::releaseIfFreed;
     private final Set<VerbsBuffer> allocated = new LinkedHashSet<>();
     private final Object connectLock = new Object();
     private final ConnectionBroker broker;
@@ -188,9 +205,14 @@ public final class VerbsTransport implements Transport {
         }
         long address = segment.address();
         long bytes = segment.byteSize();
+        long now = ++registrationClock;
+        if ((now & (SWEEP_INTERVAL - 1)) == 0) {
+            cache.removeIf(releaseIfFreed);
+        }
         VerbsBuffer cached = cache.get(address, bytes);
         if (cached != null) {
-            if (cached.segment().scope() == segment.scope() && segment.scope().isAlive()) {
+            if (cached.segment().scope() == segment.scope() && segment.scope().isAlive() && !cached.closed) {
+                cached.lastUse = now;
                 return cached;
             }
             // The memory it pinned was freed and this address reused: that registration is stale
@@ -204,7 +226,8 @@ public final class VerbsTransport implements Transport {
         } else if (region != null) {
             b = new VerbsBuffer(this, segment, region.mr.lkey(), region.mr.rkey(), null, null);
         } else {
-            releaseFreedRegistrations();
+            cache.removeIf(releaseIfFreed);
+            makeRoomFor(address, bytes);
             MemoryRegion mr;
             try {
                 mr = device.pd.register(segment, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
@@ -216,23 +239,72 @@ public final class VerbsTransport implements Transport {
             pinnedBytes += bytes;
             b = new VerbsBuffer(this, segment, mr.lkey(), mr.rkey(), null, mr);
         }
+        b.lastUse = now;
         cache.put(address, bytes, b);
         return b;
     }
 
     /**
-     * Deregisters the cached registrations whose memory was freed (its segment's scope is no
-     * longer alive) and that no pending request uses, so that freed memory does not stay pinned.
-     * Runs before each new registration: the only time the cache grows.
+     * The cache's sweep ({@code removeIf}): deregisters {@code b} and says so when its memory was
+     * freed (its segment's scope is no longer alive) and no pending request uses it, so that
+     * freed memory does not stay pinned. It runs before each new registration (the only time the
+     * cache grows) and every {@link #SWEEP_INTERVAL} register calls (memory freed by a job that
+     * registers nothing new).
      */
-    private void releaseFreedRegistrations() {
-        cache.removeIf(b -> {
-            if (b.segment().scope().isAlive() || inFlight(b)) {
-                return false;
+    private boolean releaseIfFreed(VerbsBuffer b) {
+        if (b.segment().scope().isAlive() || inFlight(b)) {
+            return false;
+        }
+        closeRegistration(b);
+        return true;
+    }
+
+    /**
+     * Keeps the pinned bytes within {@link TransportConfig#registrationCapBytes()} for a new
+     * registration of {@code bytes}: deregisters the least recently handed out registrations of
+     * live memory that no pending request uses, sparing the last {@link #RECENT_REGISTRATIONS}
+     * (a collective registers its send and receive memory just before it posts them).
+     *
+     * @throws TransportException when the registrations that may not go leave no room
+     */
+    private void makeRoomFor(long address, long bytes) {
+        long cap = config.registrationCapBytes();
+        if (bytes > cap) {
+            throw new TransportException(-1, "rank " + rank + " cannot register " + bytes + " bytes at 0x"
+                    + Long.toHexString(address) + ": more than the registration cap of " + cap + " bytes ("
+                    + TransportConfig.ENV_REGISTRATION_CAP_BYTES + ")");
+        }
+        List<VerbsBuffer> busy = null;
+        while (pinnedBytes + bytes > cap) {
+            VerbsBuffer victim = leastRecentlyUsed(busy);
+            if (victim == null) {
+                throw new TransportException(-1, "rank " + rank + " cannot register " + bytes + " bytes at 0x"
+                        + Long.toHexString(address) + ": " + pinnedBytes + " bytes are registered by pending requests "
+                        + "or the latest calls, and the registration cap is " + cap + " bytes ("
+                        + TransportConfig.ENV_REGISTRATION_CAP_BYTES + ")");
             }
-            closeRegistration(b);
-            return true;
+            if (inFlight(victim)) {
+                (busy == null ? busy = new ArrayList<>() : busy).add(victim);
+                continue;
+            }
+            cache.removeIf(cached -> cached == victim);
+            closeRegistration(victim);
+            evictions++;
+        }
+    }
+
+    /** The least recently handed out registration of its own (pinned) region that may go, or null. */
+    private VerbsBuffer leastRecentlyUsed(List<VerbsBuffer> excluded) {
+        long spareFrom = registrationClock - RECENT_REGISTRATIONS;
+        VerbsBuffer[] oldest = new VerbsBuffer[1];
+        cache.forEach(b -> {
+            if (b.ownRegion != null && !b.closed && b.lastUse <= spareFrom
+                    && (oldest[0] == null || b.lastUse < oldest[0].lastUse)
+                    && (excluded == null || !excluded.contains(b))) {
+                oldest[0] = b;
+            }
         });
+        return oldest[0];
     }
 
     /** Whether a pending request uses {@code b}: the NIC or the peer may still touch its memory. */
@@ -278,6 +350,11 @@ public final class VerbsTransport implements Transport {
     /** Bytes of caller memory registered (pinned) by this transport now; pool memory not included. */
     synchronized long pinnedBytes() {
         return pinnedBytes;
+    }
+
+    /** Registrations released to stay within the registration cap so far. */
+    synchronized long registrationEvictions() {
+        return evictions;
     }
 
     /**

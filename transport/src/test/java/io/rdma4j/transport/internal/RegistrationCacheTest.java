@@ -70,4 +70,24 @@ class RegistrationCacheTest {
             assertEquals(i % 3 == 0 ? null : "r" + i, cache.get(0x1000L * i, 64));
         }
     }
+
+    @Test
+    void forEachVisitsEveryEntryOnceAndRepeatedSweepsKeepTheRest() {
+        RegistrationCache<String> cache = new RegistrationCache<>();
+        for (int i = 0; i < 100; i++) {
+            cache.put(0x2000L * i, 4096, "r" + i);
+        }
+        for (int sweep = 1; sweep <= 3; sweep++) { // the scratch tables are reused from the second sweep on
+            int s = sweep;
+            cache.removeIf(r -> Integer.parseInt(r.substring(1)) % 10 == s);
+        }
+        List<String> seen = new ArrayList<>();
+        cache.forEach(seen::add);
+        assertEquals(70, seen.size());
+        assertEquals(70, new java.util.HashSet<>(seen).size(), "each entry once");
+        for (int i = 0; i < 100; i++) {
+            int digit = i % 10;
+            assertEquals(digit >= 1 && digit <= 3 ? null : "r" + i, cache.get(0x2000L * i, 4096));
+        }
+    }
 }

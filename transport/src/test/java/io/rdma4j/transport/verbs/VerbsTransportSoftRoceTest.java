@@ -302,7 +302,8 @@ class VerbsTransportSoftRoceTest {
      * transport pins and the kernel's VmPin stay bounded and return to where they were when the
      * transports close; a closed registration is released at once and refused afterwards; and
      * memory at a reused address travels under its own key (the data would be the old pages'
-     * otherwise).
+     * otherwise); and a job that only reuses its registrations still has those of freed memory
+     * released, by the periodic sweep.
      */
     @Test
     void registrationsOfFreedMemoryAreReleased() throws Exception {
@@ -350,6 +351,20 @@ class VerbsTransportSoftRoceTest {
                     assertThrows(IllegalStateException.class, () -> c.isend(r, 0, 8, 6));
                     assertTrue(t.register(mem) != r, "registering again makes a new registration");
                 }
+                // a job that only reuses its registrations still releases the ones of memory it
+                // freed: every SWEEP_INTERVAL register calls sweep the cache
+                try (Arena keep = Arena.ofShared()) {
+                    MemorySegment kept = keep.allocate(4096, 4096);
+                    t.register(kept);
+                    try (Arena gone = Arena.ofShared()) {
+                        t.register(gone.allocate(8192, 4096));
+                    }
+                    assertTrue(vt.pinnedBytes() > kept.byteSize(), "freed memory stays registered until a sweep");
+                    for (long i = 0; i < VerbsTransport.SWEEP_INTERVAL; i++) {
+                        t.register(kept);
+                    }
+                    assertEquals(kept.byteSize(), vt.pinnedBytes(), "the sweep released the freed memory's registrations");
+                }
             });
             long pinAtEnd = vmPinKiB();
             System.out.printf("VmPin after %d rounds: %d kB%n", rounds, pinAtEnd);
@@ -361,6 +376,63 @@ class VerbsTransportSoftRoceTest {
         System.out.printf("VmPin: %d kB before, %d kB after 10 rounds, %d kB after the transports closed; "
                 + "%d registrations at a reused address%n", pinBefore, pinAfterWarmUp[0], pinAfter, reused[0]);
         assertEquals(pinBefore, pinAfter, "VmPin after the transports closed");
+    }
+
+    /**
+     * With a registration cap, live memory beyond it is registered by releasing the least
+     * recently used registrations that no pending request uses: the pinned bytes never exceed the
+     * cap, a receive posted before all that keeps its registration and gets its data, memory
+     * whose registration went travels correctly once registered again, and memory larger than
+     * the cap is refused naming the variable.
+     */
+    @Test
+    void registrationsStayWithinTheCapByReleasingTheLeastRecentlyUsed() throws Exception {
+        long cap = 64 << 10;
+        try (LocalGroup g = group(b -> b.registrationCapBytes(cap))) {
+            g.run(RUN, (rank, t, store) -> {
+                VerbsTransport vt = (VerbsTransport) t;
+                Connection c = t.connection(1 - rank);
+                try (Arena arena = Arena.ofShared()) {
+                    MemorySegment held = arena.allocate(16 << 10, 4096);
+                    RegisteredBuffer heldReg = t.register(held);
+                    long pending = rank == 1 ? c.irecv(heldReg, 0, held.byteSize(), 7) : -1;
+                    MemorySegment[] live = new MemorySegment[40]; // 160 KiB in all, 2.5 times the cap
+                    for (int k = 0; k < live.length; k++) {
+                        live[k] = arena.allocate(4096L * (1 + k % 2), 64);
+                    }
+                    for (int round = 0; round < 3; round++) {
+                        for (int k = 0; k < live.length; k++) {
+                            RegisteredBuffer r = t.register(live[k]);
+                            assertTrue(vt.pinnedBytes() <= cap, "rank " + rank + ": " + vt.pinnedBytes() + " bytes pinned");
+                            long n = live[k].byteSize();
+                            int seed = 100 * round + k;
+                            if (rank == 0) {
+                                fill(live[k], 0, n, seed);
+                                assertEquals(n, t.await(c.isend(r, 0, n, 5), WAIT));
+                            } else {
+                                assertEquals(n, t.await(c.irecv(r, 0, n, 5), WAIT));
+                                check(live[k], 0, n, seed);
+                            }
+                        }
+                    }
+                    assertTrue(vt.registrationEvictions() >= 2 * live.length, "rank " + rank + ": only "
+                            + vt.registrationEvictions() + " registrations released for " + 3 * live.length + " uses");
+                    if (rank == 1) {
+                        assertFalse(((VerbsBuffer) heldReg).closed, "the pending receive's registration was released");
+                        store.set("cap/sent-after", new byte[] {1});
+                        assertEquals(held.byteSize(), t.await(pending, WAIT));
+                        check(held, 0, held.byteSize(), 77);
+                    } else {
+                        store.get("cap/sent-after", RUN);
+                        fill(held, 0, held.byteSize(), 77);
+                        assertEquals(held.byteSize(), t.await(c.isend(t.register(held), 0, held.byteSize(), 7), WAIT));
+                    }
+                    MemorySegment tooLarge = arena.allocate(cap + 4096, 4096);
+                    TransportException e = assertThrows(TransportException.class, () -> t.register(tooLarge));
+                    assertTrue(e.getMessage().contains("RDMA4J_REGISTRATION_CAP_BYTES"), e.getMessage());
+                }
+            });
+        }
     }
 
     /** The kernel's count of this process's pinned memory (/proc/self/status VmPin), in kB. */
