@@ -3,6 +3,7 @@
  * nccl-tests) measure: per size, an untimed checked call, warm-ups, a barrier, N back-to-back
  * calls timed together; the per-iteration time is averaged over the ranks. float sum only.
  * Prints an nccl-tests style table and, with -o FILE, the same CSV columns as allreduce-perf.
+ * With -i R, then R interleaved rounds as allreduce-perf --interleave runs them (see interleaved).
  *
  *   mpicc -O2 -o mpi_allreduce_bench mpi_allreduce_bench.c
  *   mpirun -np 4 ./mpi_allreduce_bench -b 8 -e 256M -f 2 -n 20 -w 5 -c 1 -o openmpi.csv
@@ -77,6 +78,62 @@ static double measure(float *send, float *recv, long long count, int in_place, i
     return best / n;
 }
 
+/*
+ * allreduce-perf --interleave R: R rounds, each calling every size once in a random order (the
+ * same on every rank: the generator is seeded with the round) after a 4-byte allreduce, each
+ * call timed alone, then every size back to back (4 timed calls after an untimed one);
+ * out-of-place. Rank 0 prints each size's rank-averaged time per call both ways and their ratio.
+ * As there, max(5, R / 10) uncounted rounds come first.
+ */
+static void interleaved(float *send, float *recv, long long *sizes, double *table_us, int k, int rounds) {
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    double *sec = calloc(2 * (size_t)k, sizeof(double)), *sum = calloc(2 * (size_t)k, sizeof(double));
+    int *order = malloc((size_t)k * sizeof(int));
+    float scalar = 1, scalar_out;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int warm_rounds = rounds / 10 > 5 ? rounds / 10 : 5;
+    for (int round = -warm_rounds; round < rounds; round++) {
+        if (round == 0) memset(sec, 0, 2 * (size_t)k * sizeof(double));
+        srand((unsigned)round);
+        for (int i = 0; i < k; i++) order[i] = i;
+        for (int i = k - 1; i > 0; i--) {
+            int j = rand() % (i + 1), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int i = 0; i < k; i++) {
+            int s = order[i];
+            MPI_Allreduce(&scalar, &scalar_out, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            MPI_Allreduce(send, recv, (int)(sizes[s] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            sec[s] += MPI_Wtime() - t0;
+        }
+        for (int i = 0; i < k; i++) {
+            int s = order[i];
+            MPI_Allreduce(send, recv, (int)(sizes[s] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int c = 0; c < 4; c++) MPI_Allreduce(send, recv, (int)(sizes[s] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            sec[k + s] += (MPI_Wtime() - t0) / 4;
+        }
+    }
+    MPI_Reduce(sec, sum, 2 * k, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("# interleaved: %d rounds, every size once per round in a random order (the same on every rank),\n", rounds);
+        printf("# each call after a 4-byte allreduce; each round also times every size back to back;\n");
+        printf("# mean time per call over the rounds and ranks; ratio = interleaved / back to back\n");
+        printf("# %10s  %12s  %18s  %16s  %6s\n", "size (B)", "table (us)", "back to back (us)", "interleaved (us)", "ratio");
+        for (int s = 0; s < k; s++) {
+            double il = sum[s] / n / rounds * 1e6, bb = sum[k + s] / n / rounds * 1e6;
+            printf("  %10lld  %12.2f  %18.2f  %16.2f  %6.2f\n", sizes[s], table_us[s], bb, il, il / bb);
+        }
+    }
+    free(sec);
+    free(sum);
+    free(order);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, n;
@@ -84,9 +141,10 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     long long minb = 8, maxb = 64LL << 20, max_iter_bytes = 0;
     int factor = 2, iters = 20, warm = 5, check = 1, repeats = 1, first = 0, last = 1; /* placements: 0 out, 1 in */
+    int interleave_rounds = 0;
     const char *csv = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "b:e:f:n:w:c:o:B:p:R:h")) != -1) {
+    while ((opt = getopt(argc, argv, "b:e:f:n:w:c:o:B:p:R:i:h")) != -1) {
         switch (opt) {
             case 'b': minb = parse_size(optarg); break;
             case 'e': maxb = parse_size(optarg); break;
@@ -97,6 +155,7 @@ int main(int argc, char **argv) {
             case 'o': csv = optarg; break;
             case 'B': max_iter_bytes = parse_size(optarg); break;
             case 'R': repeats = atoi(optarg); break;
+            case 'i': interleave_rounds = atoi(optarg); break;
             case 'p':
                 first = strcmp(optarg, "in") == 0;
                 last = strcmp(optarg, "out") != 0;
@@ -104,7 +163,7 @@ int main(int argc, char **argv) {
             default:
                 if (rank == 0)
                     fprintf(stderr, "usage: %s [-b min] [-e max] [-f factor] [-n iters] [-w warmups] [-c 0|1]"
-                                    " [-B max-iter-bytes] [-R repeats] [-p out|in|both] [-o csv]\n", argv[0]);
+                                    " [-B max-iter-bytes] [-R repeats] [-p out|in|both] [-i interleave-rounds] [-o csv]\n", argv[0]);
                 MPI_Finalize();
                 return opt == 'h' ? 0 : 2;
         }
@@ -144,6 +203,9 @@ int main(int argc, char **argv) {
     int busbw_n = 0;
     long long wrong_total = 0;
     double bus_factor = 2.0 * (n - 1) / n;
+    long long sizes[64];
+    double table_us[64];
+    int k = 0;
     for (long long bytes = minb; bytes <= maxb; bytes *= factor) {
         long long count = bytes / 4;
         int it = iters_at(iters, bytes, max_iter_bytes);
@@ -151,6 +213,10 @@ int main(int argc, char **argv) {
         double sec[2];
         long long wrong[2];
         for (int p = first; p <= last; p++) sec[p] = measure(send, recv, count, p, wu, it, repeats, check, &wrong[p]);
+        if (k < 64) {
+            sizes[k] = count * 4;
+            table_us[k++] = sec[first] * 1e6;
+        }
         if (rank == 0) {
             printf("%12lld  %12lld  %8s  %6s  %6d", count * 4, count, "float", "sum", -1);
             for (int p = 0; p < 2; p++) {
@@ -179,6 +245,7 @@ int main(int argc, char **argv) {
         printf("# Avg bus bandwidth    : %.4f\n#\n", busbw_n ? busbw_sum / busbw_n : 0);
         if (out) fclose(out);
     }
+    if (interleave_rounds > 0) interleaved(send, recv, sizes, table_us, k, interleave_rounds);
     free(send);
     free(recv);
     MPI_Finalize();

@@ -235,7 +235,10 @@ public final class CollectiveBenchmark {
      * taking turns: a shared host's memory bandwidth between two cores can change several-fold
      * from one second to the next, which makes a comparison with the table, timed earlier,
      * meaningless. Rank 0 prints each size's mean over the rounds and ranks: in the table, back
-     * to back in the rounds, interleaved, and the ratio of the last two.
+     * to back in the rounds, interleaved, and the ratio of the last two. The first
+     * {@link #interleaveWarmUpRounds} rounds, in front of the R, are not counted: the JIT
+     * recompiles for the new mix of calls there (with 50 rounds counted from the first, a 64 KiB
+     * call averaged 47-143 us interleaved; with 400, 24 us).
      */
     private void interleaved(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, double[] tableUs,
                              Arena arena, boolean print) {
@@ -253,7 +256,11 @@ public final class CollectiveBenchmark {
             slots[i] = coll.slots(sendBuf, recvBuf, counts[i], es, comm.rank(), n, !o.runsOutOfPlace());
         }
         comm.barrier();
-        for (int round = 0; round < o.interleaveRounds; round++) {
+        int warmRounds = interleaveWarmUpRounds(o.interleaveRounds);
+        for (int round = -warmRounds; round < o.interleaveRounds; round++) {
+            if (round == 0) {
+                nanos.fill((byte) 0);
+            }
             Random random = new Random(round);
             for (int i = 0; i < k; i++) {
                 order[i] = i;
@@ -295,6 +302,11 @@ public final class CollectiveBenchmark {
             out.printf(Locale.ROOT, "  %10d  %12.2f  %18.2f  %16.2f  %6.2f%n", sizes.get(i), tableUs[i], aloneUs, us,
                     us / aloneUs);
         }
+    }
+
+    /** Untimed rounds before {@code rounds} interleaved ones: a tenth of them, at least 5. */
+    static int interleaveWarmUpRounds(int rounds) {
+        return Math.max(5, rounds / 10);
     }
 
     /**
