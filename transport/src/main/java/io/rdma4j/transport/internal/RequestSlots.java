@@ -128,12 +128,15 @@ public abstract class RequestSlots {
 
     /**
      * Fails every pending request to {@code peer} (every peer if it is negative), each with an
-     * error that names its operation and peer and carries {@code cause}.
+     * error that names its operation and carries {@code cause}, blaming the rank the cause blames
+     * (its peer unless the cause names another).
      */
     public final void failPending(int peer, TransportException cause) {
         for (int s = 0; s < capacity; s++) {
             if ((peer < 0 || this.peer[s] == peer) && pending(s)) {
-                fail(s, new TransportException(this.peer[s], describe(s) + " failed: " + cause.getMessage(), cause));
+                // the cause may blame another rank than the slot's peer: the one that peer lost first
+                int culprit = cause.peer() >= 0 ? cause.peer() : this.peer[s];
+                fail(s, new TransportException(culprit, describe(s) + " failed: " + cause.getMessage(), cause));
             }
         }
     }

@@ -15,6 +15,7 @@ package io.rdma4j.transport.tcp;
  * READ_REQ               a=region key  b=offset  c=length  d=read request id
  * READ_RESP              a=read request id  b=length  + payload
  * READ_ERR               a=read request id (the region was deregistered meanwhile)
+ * FAULT                  a=the rank whose loss ended the sender's transport (its last frame)
  * </pre>
  */
 final class Frame {
@@ -30,6 +31,7 @@ final class Frame {
     static final int READ_REQ = 6;
     static final int READ_RESP = 7;
     static final int READ_ERR = 8;
+    static final int FAULT = 9;
 
     static final int OFF_TYPE = 0;
     static final int OFF_TAG = 4;

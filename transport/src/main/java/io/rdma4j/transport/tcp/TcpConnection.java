@@ -83,16 +83,22 @@ final class TcpConnection implements Connection {
      * posted, and no rank's request table holds this many; more is a peer posting without end.
      */
     static final int MAX_UNMATCHED_CTS = 1 << 16;
+    /** How long {@link #sendFault} may take to finish the frame in progress and write its own. */
+    private static final long FAULT_WRITE_NANOS = 100_000_000;
     private int[] ctsTag = new int[16];
     private long[] ctsRecvId = new long[16];
     private long[] ctsCapacity = new long[16];
     private int ctsCount;
 
     private final LongRing immediates = new LongRing(16);
+    private final int worldSize;
+    /** The rank whose loss the peer reported in its last frame before it closed (FAULT), or -1. */
+    int peerLost = -1;
 
-    TcpConnection(TcpTransport transport, int peer, SocketChannel channel, String peerAddress) {
+    TcpConnection(TcpTransport transport, int peer, SocketChannel channel, String peerAddress, int worldSize) {
         this.transport = transport;
         this.requests = transport.requests;
+        this.worldSize = worldSize;
         this.peer = peer;
         this.channel = channel;
         this.peerAddress = peerAddress;
@@ -526,6 +532,12 @@ final class TcpConnection implements Connection {
                 requests.state[s] = RequestTable.RECEIVING;
                 startPayload(Frame.READ_RESP, a, requests.buffer[s], requests.offset[s], b, 0);
             }
+            case Frame.FAULT -> {
+                if (a < 0 || a >= worldSize) {
+                    throw violation("a fault naming rank " + a);
+                }
+                peerLost = (int) a;
+            }
             case Frame.READ_ERR -> {
                 int s = requests.slot(a, RequestTable.READ, peer, RequestTable.ACTIVE);
                 if (s < 0) {
@@ -566,6 +578,38 @@ final class TcpConnection implements Connection {
             default -> throw new IllegalStateException("payload of frame type " + readType);
         }
         readBuffer = null;
+    }
+
+    /**
+     * The last frame before this side closes: tells the peer that {@code lostRank}'s loss ended
+     * this transport, so that a rank waiting on this one blames the first rank lost, not this one
+     * (after the rank that hosts the store died, no fault board carries that). What is being
+     * written is finished first, since a frame cut in half reads as a protocol violation; frames
+     * not yet encoded are dropped. Best effort, for at most {@link #FAULT_WRITE_NANOS}.
+     */
+    void sendFault(int lostRank) {
+        if (failure != null) {
+            return;
+        }
+        long deadline = System.nanoTime() + FAULT_WRITE_NANOS;
+        try {
+            while ((stageFlushed < stageFill || writeRemaining > 0) && System.nanoTime() - deadline < 0) {
+                if (writeSome() == 0) {
+                    Thread.onSpinWait();
+                }
+            }
+            if (stageFlushed < stageFill || writeRemaining > 0) {
+                return;
+            }
+            header(Frame.FAULT, 0, lostRank, 0, 0, 0);
+            while (stageFlushed < stageFill && System.nanoTime() - deadline < 0) {
+                if (writeSome() == 0) {
+                    Thread.onSpinWait();
+                }
+            }
+        } catch (IOException ignored) {
+            // the peer is gone too: it needs no explanation
+        }
     }
 
     private TransportException violation(String what) {

@@ -61,6 +61,8 @@ public final class TcpTransport implements Transport {
     private final Store store;
     private final int rank;
     private final int size;
+    /** The rank whose loss first broke a connection of this transport (-1: none yet); see {@link #lost}. */
+    private int firstLost = -1;
     final RequestTable requests;
     final RegionTable regions = new RegionTable();
     private final ServerSocketChannel listener;
@@ -228,7 +230,7 @@ public final class TcpTransport implements Transport {
         ch.configureBlocking(false);
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-        TcpConnection c = new TcpConnection(this, peer, ch, where);
+        TcpConnection c = new TcpConnection(this, peer, ch, where, size);
         c.selectionKey = ch.register(selector, SelectionKey.OP_READ, c);
         connections[peer] = c;
         LOG.log(Level.DEBUG, "rank {0} connected to peer {1} at {2}", rank, peer, where);
@@ -433,7 +435,7 @@ public final class TcpTransport implements Transport {
         try {
             c.flushOutput();
         } catch (IOException | RuntimeException e) {
-            fail(c, e);
+            lost(c, e);
         }
     }
 
@@ -466,7 +468,7 @@ public final class TcpTransport implements Transport {
                 try {
                     work += c.flushOutput();
                 } catch (IOException | RuntimeException e) {
-                    fail(c, e);
+                    lost(c, e);
                 }
             }
         }
@@ -479,8 +481,29 @@ public final class TcpTransport implements Transport {
             try {
                 selectedWork += c.onReadable();
             } catch (IOException | RuntimeException e) {
-                fail(c, e);
+                lost(c, e);
             }
+        }
+    }
+
+    /**
+     * The connection broke (an I/O error, the peer closed it, a protocol violation). When the
+     * peer said in its last frame that it had lost another rank first, that rank is blamed; the
+     * first rank lost is what this transport tells its other peers when it closes.
+     */
+    private void lost(TcpConnection c, Throwable cause) {
+        if (c.failure != null) {
+            return;
+        }
+        int culprit = c.peerLost >= 0 && c.peerLost != rank ? c.peerLost : c.peer;
+        if (firstLost < 0) {
+            firstLost = culprit;
+        }
+        if (culprit == c.peer) {
+            fail(c, cause);
+        } else {
+            failWith(c, new TransportException(culprit, "connection to peer " + c.peer + " (" + c.peerAddress
+                    + ") closed: rank " + c.peer + " had lost rank " + culprit + " first (" + cause + ")", cause));
         }
     }
 
@@ -489,9 +512,12 @@ public final class TcpTransport implements Transport {
         if (c.failure != null) {
             return;
         }
-        TransportException e = cause instanceof TransportException te && te.peer() == c.peer ? te
-                : new TransportException(c.peer, "connection to peer " + c.peer + " (" + c.peerAddress + ") lost: " + cause, cause);
-        if (cause instanceof TcpConnection.ProtocolViolation) {
+        failWith(c, cause instanceof TransportException te && te.peer() == c.peer ? te
+                : new TransportException(c.peer, "connection to peer " + c.peer + " (" + c.peerAddress + ") lost: " + cause, cause));
+    }
+
+    private void failWith(TcpConnection c, TransportException e) {
+        if (e instanceof TcpConnection.ProtocolViolation || e.getCause() instanceof TcpConnection.ProtocolViolation) {
             LOG.log(Level.WARNING, "rank " + rank + ": " + e.getMessage());
         } else {
             LOG.log(Level.DEBUG, "rank " + rank + ": " + e.getMessage());
@@ -504,7 +530,20 @@ public final class TcpTransport implements Transport {
     public synchronized void abort(Throwable cause) {
         TransportException aborted = state.abort(cause);
         if (aborted != null) {
+            tellPeersWhoWasLost();
             failAll(aborted);
+        }
+    }
+
+    /** Before this side closes its connections after losing a rank: names that rank to the others (FAULT). */
+    private void tellPeersWhoWasLost() {
+        if (firstLost < 0) {
+            return;
+        }
+        for (TcpConnection c : connections) {
+            if (c != null && c.peer != firstLost) {
+                c.sendFault(firstLost);
+            }
         }
     }
 
@@ -522,6 +561,7 @@ public final class TcpTransport implements Transport {
         if (state.closed()) {
             return;
         }
+        tellPeersWhoWasLost();
         failAll(new TransportException(-1, "transport closed"));
         state.markClosed();
         for (Handshake h : handshakes) {
