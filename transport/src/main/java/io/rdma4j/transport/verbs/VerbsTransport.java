@@ -284,7 +284,10 @@ public final class VerbsTransport implements Transport {
                         + TransportConfig.ENV_REGISTRATION_CAP_BYTES + ")");
             }
             if (inFlight(victim)) {
-                (busy == null ? busy = new ArrayList<>() : busy).add(victim);
+                if (busy == null) {
+                    busy = new ArrayList<>();
+                }
+                busy.add(victim);
                 continue;
             }
             cache.removeIf(cached -> cached == victim);
