@@ -80,10 +80,10 @@ public final class VerbsTransport implements Transport {
     static final long SWEEP_INTERVAL = 1024;
     /**
      * The latest register calls whose registrations the cap never releases: a collective
-     * registers its send and receive memory (and a two-hop one its node-local copies) before it
-     * posts any of them.
+     * registers its send memory, then its receive memory, before it posts anything on either
+     * (sparing more would keep idle memory of earlier calls pinned).
      */
-    static final int RECENT_REGISTRATIONS = 4;
+    static final int RECENT_REGISTRATIONS = 2;
 
     final TransportConfig config;
     private final int rank;

@@ -307,7 +307,7 @@ class VerbsTransportSoftRoceTest {
      */
     @Test
     void registrationsOfFreedMemoryAreReleased() throws Exception {
-        long pinBefore = vmPinKiB();
+        long pinBefore = SoftRoce.vmPinKiB();
         int rounds = 1000;
         long[] pinAfterWarmUp = new long[1];
         java.util.Set<Long> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -336,7 +336,7 @@ class VerbsTransportSoftRoceTest {
                         }
                     }
                     if (i == 10 && rank == 0) {
-                        pinAfterWarmUp[0] = vmPinKiB();
+                        pinAfterWarmUp[0] = SoftRoce.vmPinKiB();
                     }
                 }
                 // explicit release: pinned bytes drop at once, the closed registration is refused
@@ -366,13 +366,13 @@ class VerbsTransportSoftRoceTest {
                     assertEquals(kept.byteSize(), vt.pinnedBytes(), "the sweep released the freed memory's registrations");
                 }
             });
-            long pinAtEnd = vmPinKiB();
+            long pinAtEnd = SoftRoce.vmPinKiB();
             System.out.printf("VmPin after %d rounds: %d kB%n", rounds, pinAtEnd);
             assertTrue(pinAtEnd <= pinAfterWarmUp[0] + 256, "VmPin grew from " + pinAfterWarmUp[0] + " kB after 10 "
                     + "rounds to " + pinAtEnd + " kB after " + rounds);
         }
         assertTrue(reused[0] > 0, "no address was reused, so stale keys were not put to the test");
-        long pinAfter = vmPinKiB();
+        long pinAfter = SoftRoce.vmPinKiB();
         System.out.printf("VmPin: %d kB before, %d kB after 10 rounds, %d kB after the transports closed; "
                 + "%d registrations at a reused address%n", pinBefore, pinAfterWarmUp[0], pinAfter, reused[0]);
         assertEquals(pinBefore, pinAfter, "VmPin after the transports closed");
@@ -433,16 +433,6 @@ class VerbsTransportSoftRoceTest {
                 }
             });
         }
-    }
-
-    /** The kernel's count of this process's pinned memory (/proc/self/status VmPin), in kB. */
-    private static long vmPinKiB() throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("VmPin:")) {
-                return Long.parseLong(line.replaceAll("\\D", ""));
-            }
-        }
-        throw new IllegalStateException("no VmPin in /proc/self/status");
     }
 
     @Test

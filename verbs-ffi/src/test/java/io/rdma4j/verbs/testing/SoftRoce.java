@@ -117,4 +117,14 @@ public final class SoftRoce {
             throw new UncheckedIOException("cannot list " + sysfsDevices, e);
         }
     }
+
+    /** The kernel's count of this process's pinned memory (/proc/self/status VmPin), in kB. */
+    public static long vmPinKiB() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmPin:")) {
+                return Long.parseLong(line.replaceAll("\\D", ""));
+            }
+        }
+        throw new IllegalStateException("no VmPin in /proc/self/status");
+    }
 }
