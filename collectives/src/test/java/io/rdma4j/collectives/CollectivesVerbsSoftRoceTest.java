@@ -57,6 +57,11 @@ class CollectivesVerbsSoftRoceTest {
         MultiProcessHarness.expectFault(3, "verbs", Map.of("RDMA4J_TIMEOUT_MS", "30000"), GUEST_LIMIT, "death");
     }
 
+    @Test
+    void theStoreHostsDeathIsNamedOnEveryRank() throws Exception {
+        StoreHostDeathTest.run("verbs", Duration.ofMinutes(3));
+    }
+
     /**
      * 1,000 allreduces, each on memory allocated for it at a changing size and place, kept alive
      * for 20 calls and then freed, under a registration cap of 256 KiB per rank (the 20 live

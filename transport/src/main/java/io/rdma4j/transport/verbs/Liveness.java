@@ -20,8 +20,10 @@ import java.util.List;
  *
  * <p>Each transport listens on one port; each side of a connection connects to the peer's
  * listener and watches only that socket: the peer holds the accepted end, never reads it, and its
- * exit (or its transport's close) closes it. Best effort: a listener or a connection that cannot
- * be had is logged and the QP retries remain the only detection for that peer.
+ * exit (or its transport's close) closes it. A transport that closes after losing a rank first
+ * writes that rank (4 bytes) on every accepted end, so that its peers blame the rank lost first,
+ * not the one that gave up after it. Best effort: a listener or a connection that cannot be had
+ * is logged and the QP retries remain the only detection for that peer.
  */
 final class Liveness implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Liveness.class.getName());
@@ -111,8 +113,21 @@ final class Liveness implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
+    public void close() {
+        close(-1);
+    }
+
+    /** Closes every socket, after telling the peers on them that rank {@code lostFirst} was lost first (if >= 0). */
+    synchronized void close(int lostFirst) {
+        ByteBuffer lost = ByteBuffer.allocate(Integer.BYTES);
         for (SocketChannel ch : accepted) {
+            if (lostFirst >= 0) {
+                try {
+                    ch.write(lost.clear().putInt(0, lostFirst)); // 4 bytes into an empty socket buffer
+                } catch (IOException ignored) {
+                    // that peer is gone too
+                }
+            }
             closeQuietly(ch);
         }
         accepted.clear();
@@ -129,23 +144,38 @@ final class Liveness implements AutoCloseable {
         }
     }
 
-    /** One side's socket to a peer's listener; the peer never writes to it, so a read ends only with the peer. */
+    /**
+     * One side's socket to a peer's listener; the peer writes nothing on it but, as it closes, the
+     * rank it lost first, so a read ends only with the peer.
+     */
     static final class Watch implements AutoCloseable {
         private final SocketChannel channel;
-        private final ByteBuffer probe = ByteBuffer.allocateDirect(1);
+        private final ByteBuffer probe = ByteBuffer.allocateDirect(Integer.BYTES);
+        private int lostFirst = -1;
 
         private Watch(SocketChannel channel) {
             this.channel = channel;
         }
 
-        /** Whether the peer's end is closed (end of stream or reset); one non-blocking read, no allocation. */
+        /** Whether the peer's end is closed (end of stream or reset); non-blocking reads, no allocation. */
         boolean peerGone() {
-            probe.clear();
             try {
-                return channel.read(probe) < 0;
+                int n;
+                while ((n = channel.read(probe)) > 0) {
+                    if (!probe.hasRemaining()) {
+                        lostFirst = probe.getInt(0);
+                        probe.clear();
+                    }
+                }
+                return n < 0;
             } catch (IOException e) {
                 return true;
             }
+        }
+
+        /** The rank the peer said it had lost before it closed, or -1. */
+        int lostFirst() {
+            return lostFirst;
         }
 
         @Override

@@ -413,6 +413,11 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             while (pollCompletions() > 0) {
                 // take every completion that arrived before the peer left
             }
+            int lost = watch.lostFirst();
+            if (lost >= 0 && lost != peer && lost != transport.rank() && lost < transport.size()) {
+                throw new TransportException(lost, "peer " + peer + " closed its transport after losing rank " + lost
+                        + " first (its liveness socket to rank " + transport.rank() + " said so and closed)");
+            }
             throw new TransportException(peer, "peer " + peer + " is gone: its process exited or closed its transport"
                     + " (its liveness socket to rank " + transport.rank() + " closed)");
         }

@@ -105,6 +105,8 @@ public final class VerbsTransport implements Transport {
     private long pinnedBytes;
     /** Counts register calls: the recency of each registration, and when to sweep for freed memory. */
     private long registrationClock;
+    /** The rank whose loss first broke a connection of this transport (-1: none); see {@link #fail}. */
+    private int firstLost = -1;
     private long evictions;
     private final Predicate<VerbsBuffer> releaseIfFreed = this::releaseIfFreed;
     private final Set<VerbsBuffer> allocated = new LinkedHashSet<>();
@@ -374,7 +376,7 @@ public final class VerbsTransport implements Transport {
                 int peer = requests.peer[s];
                 VerbsConnection c = connections[peer];
                 if (requests.exposed[s] && c != null) {
-                    fail(c, new TransportException(peer, "a buffer in transfer to or from peer " + peer + " was closed"));
+                    release(c, new TransportException(peer, "a buffer in transfer to or from peer " + peer + " was closed"));
                 } else {
                     requests.fail(s, new TransportException(peer, requests.describe(s) + " failed: its buffer was closed"));
                 }
@@ -613,13 +615,28 @@ public final class VerbsTransport implements Transport {
         return state.closed() ? 0 : progressAll();
     }
 
-    /** Fails the connection and every pending request to its peer, then drains and releases its QPs. */
+    /**
+     * The connection broke while in use (a failed post or completion, the peer's liveness socket
+     * closed): fails it as {@link #release} does, blaming the rank the cause blames. The first
+     * rank lost is what this transport names to its peers when it closes ({@link Liveness}).
+     */
     private void fail(VerbsConnection c, Throwable cause) {
         if (c.released()) {
             return;
         }
-        TransportException e = cause instanceof TransportException te && te.peer() == c.peer ? te
+        TransportException e = cause instanceof TransportException te && te.peer() >= 0 ? te
                 : new TransportException(c.peer, "connection to peer " + c.peer + " failed: " + cause, cause);
+        if (firstLost < 0) {
+            firstLost = e.peer();
+        }
+        release(c, e);
+    }
+
+    /** Fails the connection and every pending request to its peer, then drains and releases its QPs. */
+    private void release(VerbsConnection c, TransportException e) {
+        if (c.released()) {
+            return;
+        }
         LOG.log(Level.DEBUG, "rank " + rank + ": " + e.getMessage());
         requests.failPending(c.peer, e);
         c.release(e);
@@ -636,7 +653,7 @@ public final class VerbsTransport implements Transport {
     private void failAll(TransportException cause) {
         for (VerbsConnection c : connections) {
             if (c != null) {
-                fail(c, state.stopped(c.peer, cause));
+                release(c, state.stopped(c.peer, cause));
             }
         }
         requests.failPending(-1, cause);
@@ -661,7 +678,11 @@ public final class VerbsTransport implements Transport {
         synchronized (connectLock) { // a connecting thread sees the close and leaves the broker
             broker.abandonAll(new TransportException(-1, "transport closed"));
         }
-        liveness.close(); // peers learn now that this side is gone
+        int lost;
+        synchronized (this) {
+            lost = firstLost;
+        }
+        liveness.close(lost); // peers learn now that this side is gone, and which rank it lost first
         synchronized (this) {
             failAll(new TransportException(-1, "transport closed"));
             for (VerbsBuffer b : allocated) {
