@@ -91,14 +91,12 @@ final class TcpConnection implements Connection {
     private int ctsCount;
 
     private final LongRing immediates = new LongRing(16);
-    private final int worldSize;
     /** The rank whose loss the peer reported in its last frame before it closed (FAULT), or -1. */
     int peerLost = -1;
 
-    TcpConnection(TcpTransport transport, int peer, SocketChannel channel, String peerAddress, int worldSize) {
+    TcpConnection(TcpTransport transport, int peer, SocketChannel channel, String peerAddress) {
         this.transport = transport;
         this.requests = transport.requests;
-        this.worldSize = worldSize;
         this.peer = peer;
         this.channel = channel;
         this.peerAddress = peerAddress;
@@ -533,7 +531,7 @@ final class TcpConnection implements Connection {
                 startPayload(Frame.READ_RESP, a, requests.buffer[s], requests.offset[s], b, 0);
             }
             case Frame.FAULT -> {
-                if (a < 0 || a >= worldSize) {
+                if (a < 0 || a >= transport.size()) {
                     throw violation("a fault naming rank " + a);
                 }
                 peerLost = (int) a;
@@ -593,23 +591,26 @@ final class TcpConnection implements Connection {
         }
         long deadline = System.nanoTime() + FAULT_WRITE_NANOS;
         try {
-            while ((stageFlushed < stageFill || writeRemaining > 0) && System.nanoTime() - deadline < 0) {
-                if (writeSome() == 0) {
-                    Thread.onSpinWait();
-                }
-            }
-            if (stageFlushed < stageFill || writeRemaining > 0) {
-                return;
-            }
-            header(Frame.FAULT, 0, lostRank, 0, 0, 0);
-            while (stageFlushed < stageFill && System.nanoTime() - deadline < 0) {
-                if (writeSome() == 0) {
-                    Thread.onSpinWait();
-                }
+            if (writtenBefore(deadline)) {
+                header(Frame.FAULT, 0, lostRank, 0, 0, 0);
+                writtenBefore(deadline);
             }
         } catch (IOException ignored) {
             // the peer is gone too: it needs no explanation
         }
+    }
+
+    /** Writes what is staged and the payload in progress, spinning until {@code deadline}; whether all went out. */
+    private boolean writtenBefore(long deadline) throws IOException {
+        while (stageFlushed < stageFill || writeRemaining > 0) {
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
+            if (writeSome() == 0) {
+                Thread.onSpinWait();
+            }
+        }
+        return true;
     }
 
     private TransportException violation(String what) {

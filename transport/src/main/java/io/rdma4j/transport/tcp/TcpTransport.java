@@ -230,7 +230,7 @@ public final class TcpTransport implements Transport {
         ch.configureBlocking(false);
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-        TcpConnection c = new TcpConnection(this, peer, ch, where, size);
+        TcpConnection c = new TcpConnection(this, peer, ch, where);
         c.selectionKey = ch.register(selector, SelectionKey.OP_READ, c);
         connections[peer] = c;
         LOG.log(Level.DEBUG, "rank {0} connected to peer {1} at {2}", rank, peer, where);

@@ -292,8 +292,7 @@ public final class VerbsTransport implements Transport {
                 busy.add(victim);
                 continue;
             }
-            cache.removeIf(cached -> cached == victim);
-            closeRegistration(victim);
+            forget(victim);
             evictions++;
         }
     }
@@ -348,6 +347,11 @@ public final class VerbsTransport implements Transport {
             throw new IllegalStateException("cannot release " + b + ": a pending request uses it (close it after the "
                     + "request completed)");
         }
+        forget(b);
+    }
+
+    /** Drops {@code b} from the cache and deregisters it. */
+    private void forget(VerbsBuffer b) {
         cache.removeIf(cached -> cached == b);
         closeRegistration(b);
     }
