@@ -35,12 +35,13 @@ build_c() {
 
 # mpirun as root inside containers, more ranks than cores allowed, no InfiniBand probing noise;
 # ranks bound to a core each when they fit (mpirun's own default; rdma4j's tools do the same, see
-# CoreBinding), else unbound.
+# CoreBinding), else unbound. MPI_BTL picks the byte transfer layers (default: shared memory,
+# loopback, TCP; "tcp,self" makes every message between ranks go through TCP).
 run_mpi() {
   local np=$1; shift
   local bind=none
   if [ "${RDMA4J_BIND:-core}" = core ] && [ "$np" -le "$(nproc)" ]; then bind=core; fi
-  mpirun --allow-run-as-root --oversubscribe --bind-to "$bind" -np "$np" --mca btl self,vader,tcp "$@"
+  mpirun --allow-run-as-root --oversubscribe --bind-to "$bind" -np "$np" --mca btl "${MPI_BTL:-self,vader,tcp}" "$@"
 }
 
 # The first two CPUs this process may run on ("0 1"), or nothing when it may run on one only.

@@ -108,6 +108,7 @@ public final class AllReduceComparison {
         Path png = null;
         String command = "benchmarks/scripts/compare-mpi";
         String peerName = "Open MPI";
+        String transport = null;
         List<Path> inputs = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -115,15 +116,17 @@ public final class AllReduceComparison {
                 case "--png" -> png = Path.of(args[++i]);
                 case "--command" -> command = args[++i];
                 case "--peer-name" -> peerName = args[++i];
+                case "--transport" -> transport = args[++i];
                 default -> inputs.add(Path.of(args[i]));
             }
         }
         if (md == null || png == null || inputs.isEmpty()) {
-            System.err.println("usage: AllReduceComparison --md FILE --png FILE [--command TEXT] [--peer-name NAME] CSV...");
+            System.err.println("usage: AllReduceComparison --md FILE --png FILE [--command TEXT] [--peer-name NAME] "
+                    + "[--transport NAME] CSV...");
             System.exit(2);
         }
         List<Curve> curves = load(inputs);
-        write(md, markdown(curves, command, peerName));
+        write(md, markdown(curves, command, peerName, transport, png.getFileName().toString()));
         plot(png, curves, peerName);
         System.out.println("wrote " + md + " and " + png);
     }
@@ -147,7 +150,11 @@ public final class AllReduceComparison {
         return curves;
     }
 
-    static String markdown(List<Curve> curves, String command, String peerName) {
+    /**
+     * @param transport the transport rdma4j's ranks were told to use (allreduce-perf -t), or null
+     *                  for the machine's default
+     */
+    static String markdown(List<Curve> curves, String command, String peerName, String transport, String pngName) {
         StringBuilder b = new StringBuilder();
         b.append("# rdma4j allreduce vs ").append(peerName).append(" MPI_Allreduce\n\n");
         b.append("Machine: ").append(MachineInfo.describe()).append(".\n\n");
@@ -161,10 +168,11 @@ public final class AllReduceComparison {
         b.append(").\n");
         b.append("Both sides: float sum, out-of-place, time per call averaged over the ranks after warm-ups, ");
         b.append("busbw as nccl-tests defines it (size / time x 2(n-1)/n), results checked (`#wrong` must be 0). ");
-        b.append("rdma4j: `bin/rdma4j allreduce-perf`, ranks as separate JVMs on the default transport ");
-        b.append("of this machine, algorithm chosen by the policy. ").append(peerName);
+        b.append("rdma4j: `bin/rdma4j allreduce-perf`, ranks as separate JVMs on ")
+                .append(transport == null ? "the default transport of this machine" : "the " + transport + " transport")
+                .append(", algorithm chosen by the policy. ").append(peerName);
         b.append(": `benchmarks/c/mpi_allreduce_bench.c` under `mpirun`, its default collective component. ");
-        b.append("Plot: `allreduce-vs-openmpi.png`; raw CSVs: `raw/`.\n");
+        b.append("Plot: `").append(pngName).append("`; raw CSVs: `raw/`.\n");
         TreeSet<Integer> rankCounts = new TreeSet<>();
         for (Curve c : curves) {
             rankCounts.add(c.ranks());

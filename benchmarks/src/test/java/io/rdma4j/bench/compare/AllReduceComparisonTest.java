@@ -45,7 +45,8 @@ class AllReduceComparisonTest {
         assertEquals(100.0, Reports.num(ours.bySize().get(1L << 20), "time_us"), 1e-9, "pass 1 was faster at 1M");
         assertEquals("2", ours.bySize().get(8L).get("wrong"), "a wrong element of any pass shows");
 
-        String md = AllReduceComparison.markdown(curves, "compare-mpi -P 2", "Open MPI");
+        String md = AllReduceComparison.markdown(curves, "compare-mpi -P 2", "Open MPI", null,
+                "allreduce-vs-openmpi.png");
         assertTrue(md.contains("| 8 | 1.10 | 1.00 | 1.10 |"), md);
         assertTrue(md.contains("| 1M | 100.00 | 200.00 | 0.50 |"), md);
         assertTrue(md.contains("at least equal at 1 of 1 sizes"), md);
@@ -54,13 +55,29 @@ class AllReduceComparisonTest {
         assertTrue(md.contains("- pass 1: busbw from 1M at least equal at 1 of 1 sizes (min 4.00), 8 B - 4K within 1.5x at 0 of 1 (max 3.00)\n"), md);
         assertTrue(md.contains("- pass 2: busbw from 1M at least equal at 0 of 1 sizes (min 0.22), 8 B - 4K within 1.5x at 1 of 1 (max 0.55)\n"), md);
         assertTrue(md.contains("2 passes"), md);
+        assertTrue(md.contains("on the default transport of this machine"), md);
+        assertTrue(md.contains("Plot: `allreduce-vs-openmpi.png`"), md);
+    }
+
+    @Test
+    void aTransportComparisonNamesItsTransportAndItsPlot(@TempDir Path dir) throws IOException {
+        Path ours = csv(dir, "r.csv", "rdma4j", new long[][] {{8, 100, 0}});
+        Path peer = csv(dir, "o.csv", "openmpi", new long[][] {{8, 200, 0}});
+        String md = AllReduceComparison.markdown(AllReduceComparison.load(List.of(peer, ours)), "compare-mpi -t tcp",
+                "Open MPI (btl tcp,self)", "tcp", "allreduce-tcp-vs-openmpi.png");
+        assertTrue(md.startsWith("# rdma4j allreduce vs Open MPI (btl tcp,self) MPI_Allreduce"), md);
+        assertTrue(md.contains("ranks as separate JVMs on the tcp transport,"), md);
+        assertFalse(md.contains("default transport"), md);
+        assertTrue(md.contains("Plot: `allreduce-tcp-vs-openmpi.png`"), md);
+        assertTrue(md.contains("| 8 | 1.00 | 2.00 | 0.50 |"), md);
     }
 
     @Test
     void oneCsvPerSystemIsOnePassWithoutAPassList(@TempDir Path dir) throws IOException {
         Path ours = csv(dir, "r.csv", "rdma4j", new long[][] {{8, 100, 0}});
         Path peer = csv(dir, "o.csv", "openmpi", new long[][] {{8, 100, 0}});
-        String md = AllReduceComparison.markdown(AllReduceComparison.load(List.of(peer, ours)), "compare-mpi", "Open MPI");
+        String md = AllReduceComparison.markdown(AllReduceComparison.load(List.of(peer, ours)), "compare-mpi", "Open MPI",
+                null, "allreduce-vs-openmpi.png");
         assertTrue(md.contains("| 8 | 1.00 | 1.00 | 1.00 |"), md);
         assertFalse(md.contains("- pass 1"), md);
         assertFalse(md.contains("passes"), md);
