@@ -7,8 +7,11 @@ package io.rdma4j.transport;
  *
  * <p>Two-sided operations are receiver-driven (as NCCL's net transport): {@link #irecv} tells
  * the sender where the data may go and how much of it; {@link #isend} places the data there.
- * A receiver is never overrun: a send waits (without blocking the caller) until the matching
- * receive was posted. Sending more bytes than the matching receive offered fails both requests.
+ * Small sends may travel eagerly instead (the verbs and TCP providers; as UCX's eager protocol):
+ * into a bounded set of slots at the receiver, kept there until a receive of their tag is posted,
+ * so an exchange does not wait a round trip for the receive's notice. Either way a receiver is
+ * never overrun, and a send completes only once a receive took its message. Sending more bytes
+ * than the matching receive offered fails both requests.
  */
 public interface Connection {
 

@@ -149,14 +149,17 @@ public final class Engine implements AutoCloseable {
     /**
      * The fault to report for {@code e}: a local abort wins; a transport failure of a peer may be
      * the consequence of a fault that peer already posted (it detected a mismatch or a dead rank
-     * and then closed its transport), in which case the posted fault is the real cause.
+     * and then closed its transport), and so may a mismatch (the others timed out waiting for this
+     * rank and went on: their next collective's message, sent eagerly, is what this rank's late
+     * call meets); then the posted fault is the real cause.
      */
     private CollectiveException rootCause(CommState cs, CollectiveException e) {
         CollectiveException aborted = cs.abortCause();
         if (aborted != null) {
             return aborted;
         }
-        if (e instanceof Ops.PeerFailure || e instanceof CollectiveTimeoutException) {
+        if (e instanceof Ops.PeerFailure || e instanceof CollectiveTimeoutException
+                || e instanceof CollectiveMismatchException) {
             try {
                 checkBoard(cs);
             } catch (CollectiveException posted) {

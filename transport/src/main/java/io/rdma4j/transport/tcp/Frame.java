@@ -10,6 +10,8 @@ package io.rdma4j.transport.tcp;
  * HELLO     tag=version a=MAGIC b=fromRank c,d=listener secret of the accepting rank
  * CTS       tag          a=receive request id  b=capacity             (receiver -> sender)
  * DATA                   a=receive request id  b=length  + payload    (sender -> receiver)
+ * EAGER     tag          b=length  + payload  (a small send before its CTS: for the oldest receive
+ *                        of the tag that no message claimed yet, kept until one is posted)
  * SEND_ERR               a=receive request id  b=length the send had  (too large: both fail)
  * WRITE                  a=region key  b=offset  c=length  d=immediate or -1  + payload
  * READ_REQ               a=region key  b=offset  c=length  d=read request id
@@ -32,6 +34,7 @@ final class Frame {
     static final int READ_RESP = 7;
     static final int READ_ERR = 8;
     static final int FAULT = 9;
+    static final int EAGER = 10;
 
     static final int OFF_TYPE = 0;
     static final int OFF_TAG = 4;

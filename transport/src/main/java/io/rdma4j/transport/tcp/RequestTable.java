@@ -14,8 +14,21 @@ final class RequestTable extends RequestSlots {
     /** WRITE/READ: the offset in the remote region. */
     final long[] remoteOffset;
     final long[] immediate;
-    /** Next pending send of the same connection (waiting for a CTS), -1 at the end. */
+    /**
+     * Next request in its connection's queue, -1 at the end: SEND, the sends waiting for a CTS;
+     * RECV, the posted receives that no message has claimed yet.
+     */
     final int[] next;
+    /** SEND that went eagerly: which of {@link #STAGED} and {@link #CTS_SEEN} happened; 0 for a rendezvous send. */
+    final int[] eager;
+    /** SEND that went eagerly: the capacity its receive offered, once its CTS arrived. */
+    final long[] offered;
+
+    static final int EAGER = 1;
+    /** The eager payload was copied into the staging buffer: the source may be reused. */
+    static final int STAGED = 2;
+    /** The receive's CTS arrived: a receive took the message (or refused it, being too small). */
+    static final int CTS_SEEN = 4;
 
     RequestTable(int capacity) {
         super(capacity);
@@ -25,6 +38,8 @@ final class RequestTable extends RequestSlots {
         remoteOffset = new long[capacity];
         immediate = new long[capacity];
         next = new int[capacity];
+        eager = new int[capacity];
+        offered = new long[capacity];
     }
 
     /** Takes a slot; the caller fills in the rest and then calls {@link #id(int)}. */
@@ -34,6 +49,7 @@ final class RequestTable extends RequestSlots {
         this.offset[s] = offset;
         remoteId[s] = -1;
         next[s] = -1;
+        eager[s] = 0;
         return s;
     }
 

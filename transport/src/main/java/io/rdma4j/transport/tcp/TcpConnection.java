@@ -23,9 +23,24 @@ import java.util.Arrays;
  * input buffer; payloads go straight into their registered target (large ones are read into it
  * from the socket directly). Every method runs under the transport's lock.
  *
- * <p>Queue entries: {@code CTS id}, {@code DATA id}, {@code WRITE id}, {@code READ_REQ id},
- * {@code SEND_ERR recvId length}, {@code READ_RESP readId key offset length}. Entries naming a
- * local request are skipped if that request failed meanwhile.
+ * <p><b>Two-sided</b>: each irecv sends a CTS (its request id, tag and capacity); the sender pairs
+ * the k-th CTS of a tag with its k-th send of that tag. A send with its CTS in hand goes as DATA
+ * addressed to that receive. A send of at most {@link #EAGER_BYTES} without one does not wait: it
+ * goes at once as EAGER (tag, length, payload), so an exchange (both sides irecv and isend, as a
+ * collective's step does) costs one crossing of the wire instead of the CTS's plus the data's. The
+ * receiver gives it to the oldest posted receive of its tag that no message claimed yet, or keeps
+ * it in one of {@link #EAGER_WINDOW} slots until such a receive is posted (the receive's CTS still
+ * goes out). The eager send completes once its payload is staged and that CTS arrived, so a send
+ * completes only once a receive took it, and one larger than its receive fails on both sides, as
+ * on every provider. A send goes eagerly only while no earlier send of its tag waits for a CTS
+ * (it must not overtake it) and fewer than {@code EAGER_WINDOW} eager sends wait for theirs (the
+ * peer has that many slots); otherwise it waits for its CTS like a large one.
+ *
+ * <p>Queue entries: {@code CTS id tag capacity}, {@code DATA id}, {@code EAGER id},
+ * {@code WRITE id}, {@code READ_REQ id}, {@code SEND_ERR recvId length},
+ * {@code READ_RESP readId key offset length}. Entries naming a local request, except a CTS (a
+ * receive may take a kept eager message before its CTS went out), are skipped if that request
+ * failed meanwhile.
  */
 final class TcpConnection implements Connection {
     private static final int STAGING_BYTES = 256 << 10;
@@ -35,6 +50,20 @@ final class TcpConnection implements Connection {
     /** Payload remainders from this size are read from the socket straight into the target. */
     private static final int DIRECT_READ_MIN = 64 << 10;
     private static final long NONE = -1;
+    /**
+     * The largest send that goes without waiting for its CTS: 16 KiB + 64 B holds a collective's
+     * small-vector message whole (a 32-byte descriptor and up to 16 KiB of payload, the bound of
+     * recursive doubling), as on verbs.
+     */
+    static final int EAGER_BYTES = 16 * 1024 + 64;
+    /** Eager sends that may wait for their CTS at once: the slots the peer keeps unclaimed messages in. */
+    static final int EAGER_WINDOW = 16;
+    /** Payload kinds being read that are not frame types: an eager message kept in a slot, or refused. */
+    private static final int KEPT = -1;
+    private static final int DISCARDED = -2;
+    private static final int SLOT_FREE = 0;
+    private static final int SLOT_ARRIVING = 1;
+    private static final int SLOT_READY = 2;
 
     private final TcpTransport transport;
     private final RequestTable requests;
@@ -74,10 +103,24 @@ final class TcpConnection implements Connection {
      */
     private boolean headerOnlyFill;
 
-    // Two-sided matching: sends waiting for a CTS (linked through RequestTable.next) and CTSs
-    // that arrived before their send, both in arrival order.
-    int pendingSendHead = -1;
-    private int pendingSendTail = -1;
+    // Two-sided matching: sends waiting for a CTS, receives no message claimed yet, and CTSs
+    // that arrived before their send, all in arrival order.
+    private final SlotFifo pendingSends;
+    private final SlotFifo postedReceives;
+    /** Eager sends whose CTS has not arrived. */
+    private int eagerWaiting;
+    /**
+     * Eager messages that arrived before their receive, one slot of EAGER_BYTES each, and one
+     * more slot that a refused message's payload is read into and dropped.
+     */
+    private final TcpBuffer kept;
+    private final int[] keptTag = new int[EAGER_WINDOW];
+    private final long[] keptLength = new long[EAGER_WINDOW];
+    private final int[] keptState = new int[EAGER_WINDOW];
+    private final long[] keptOrder = new long[EAGER_WINDOW];
+    /** The receive that claimed a kept message still arriving, or NONE. */
+    private final long[] keptClaim = new long[EAGER_WINDOW];
+    private long keptCount;
     /**
      * Clear-to-sends that may wait for their sends at once: a peer sends one per receive it has
      * posted, and no rank's request table holds this many; more is a peer posting without end.
@@ -100,6 +143,10 @@ final class TcpConnection implements Connection {
         this.peer = peer;
         this.channel = channel;
         this.peerAddress = peerAddress;
+        this.pendingSends = new SlotFifo(requests);
+        this.postedReceives = new SlotFifo(requests);
+        ByteBuffer slots = ByteBuffer.allocateDirect((EAGER_WINDOW + 1) * EAGER_BYTES);
+        this.kept = new TcpBuffer(transport, MemorySegment.ofBuffer(slots), null, false, true);
     }
 
     // ---- Connection API: delegated to the transport, which owns the lock and the request table.
@@ -146,40 +193,86 @@ final class TcpConnection implements Connection {
         out.add(id);
     }
 
+    void enqueueCts(long recvId, int tag, long capacity) {
+        out.add(Frame.CTS);
+        out.add(recvId);
+        out.add(tag);
+        out.add(capacity);
+    }
+
     void enqueueSendError(long recvId, long length) {
         out.add(Frame.SEND_ERR);
         out.add(recvId);
         out.add(length);
     }
 
-    void appendPendingSend(int slot) {
-        if (pendingSendTail < 0) {
-            pendingSendHead = slot;
-        } else {
-            requests.next[pendingSendTail] = slot;
+    /** Send {@code slot} (no CTS in hand) waits for its CTS, going eagerly if it may (see the class comment). */
+    void sendWithoutCts(int slot) {
+        if (requests.length[slot] <= EAGER_BYTES && eagerWaiting < EAGER_WINDOW
+                && !pendingSends.holdsRendezvous(requests.tag[slot])) {
+            requests.eager[slot] = RequestTable.EAGER;
+            eagerWaiting++;
+            enqueue(Frame.EAGER, requests.id(slot));
         }
-        pendingSendTail = slot;
+        pendingSends.append(slot);
     }
 
-    /** Unlinks and returns the oldest send waiting under {@code tag}, or -1. */
-    int takePendingSend(int tag) {
-        int prev = -1;
-        for (int s = pendingSendHead; s >= 0; prev = s, s = requests.next[s]) {
-            if (requests.tag[s] == tag) {
-                int after = requests.next[s];
-                if (prev < 0) {
-                    pendingSendHead = after;
-                } else {
-                    requests.next[prev] = after;
-                }
-                if (pendingSendTail == s) {
-                    pendingSendTail = prev;
-                }
-                requests.next[s] = -1;
-                return s;
+    /**
+     * Receive {@code slot} was posted: it takes the oldest kept eager message of its tag, else
+     * waits for a message. Its CTS goes out either way.
+     */
+    void post(int slot) {
+        int u = oldestUnclaimedKept(requests.tag[slot]);
+        if (u < 0) {
+            postedReceives.append(slot);
+        } else if (keptState[u] == SLOT_READY) {
+            deliverKept(slot, u);
+        } else {
+            keptClaim[u] = requests.id(slot);
+        }
+        enqueueCts(requests.id(slot), requests.tag[slot], requests.length[slot]);
+    }
+
+    private int oldestUnclaimedKept(int tag) {
+        int found = -1;
+        for (int u = 0; u < EAGER_WINDOW; u++) {
+            if (keptState[u] != SLOT_FREE && keptTag[u] == tag && keptClaim[u] == NONE
+                    && (found < 0 || keptOrder[u] < keptOrder[found])) {
+                found = u;
             }
         }
-        return -1;
+        return found;
+    }
+
+    /** Hands kept message {@code u} (arrived whole) to receive {@code slot} and frees its slot. */
+    private void deliverKept(int slot, int u) {
+        long length = keptLength[u];
+        if (length > requests.length[slot]) {
+            requests.fail(slot, refused(slot, length));
+        } else {
+            MemorySegment.copy(kept.segment(), (long) u * EAGER_BYTES, requests.buffer[slot].segment(),
+                    requests.offset[slot], length);
+            requests.complete(slot, length);
+        }
+        keptState[u] = SLOT_FREE;
+    }
+
+    /** The receiver's side of a send larger than the receive its tag paired it with. */
+    private TransportException refused(int recvSlot, long sent) {
+        return new TransportException(peer, "peer " + peer + " sent " + sent + " bytes under tag "
+                + requests.tag[recvSlot] + " but the matching irecv offered only " + requests.length[recvSlot]);
+    }
+
+    /** An eager send completes (or fails, its receive being too small) once staged and met by its CTS. */
+    private void settleEager(int slot) {
+        if (requests.eager[slot] != (RequestTable.EAGER | RequestTable.STAGED | RequestTable.CTS_SEEN)) {
+            return;
+        }
+        if (requests.length[slot] > requests.offered[slot]) {
+            requests.fail(slot, transport.tooSmall(this, slot, requests.offered[slot]));
+        } else {
+            requests.complete(slot, requests.length[slot]);
+        }
     }
 
     /** Index of the oldest unmatched CTS for {@code tag}, or -1. */
@@ -258,7 +351,7 @@ final class TcpConnection implements Connection {
             if (out.isEmpty()) {
                 return work;
             }
-            while (!out.isEmpty() && writeRemaining == 0 && stageFill + Frame.HEADER <= STAGING_BYTES) {
+            while (!out.isEmpty() && writeRemaining == 0 && stageFill + Frame.HEADER + stagedPayloadOfNext() <= STAGING_BYTES) {
                 encodeNext();
             }
         }
@@ -324,15 +417,33 @@ final class TcpConnection implements Connection {
         }
     }
 
+    /** The bytes the next queue entry must copy into the staging buffer with its header (an eager payload). */
+    private long stagedPayloadOfNext() {
+        if (out.peek(0) != Frame.EAGER) {
+            return 0;
+        }
+        int s = requests.slot(out.peek(1));
+        return s < 0 ? 0 : requests.length[s];
+    }
+
     private void encodeNext() {
         int type = (int) out.peek(0);
         switch (type) {
             case Frame.CTS -> {
+                header(Frame.CTS, (int) out.peek(2), out.peek(1), out.peek(3), 0, 0);
+                out.skip(4);
+            }
+            case Frame.EAGER -> {
                 long id = out.peek(1);
                 out.skip(2);
-                int s = requests.slot(id, RequestTable.RECV, peer, RequestTable.ACTIVE);
+                int s = requests.slot(id, RequestTable.SEND, peer, RequestTable.ACTIVE);
                 if (s >= 0) {
-                    header(Frame.CTS, requests.tag[s], id, requests.length[s], 0, 0);
+                    long length = requests.length[s];
+                    header(Frame.EAGER, requests.tag[s], 0, length, 0, 0);
+                    MemorySegment.copy(requests.buffer[s].segment(), requests.offset[s], stagingSegment, stageFill, length);
+                    stageFill += (int) length;
+                    requests.eager[s] |= RequestTable.STAGED;
+                    settleEager(s);
                 }
             }
             case Frame.DATA -> {
@@ -469,8 +580,13 @@ final class TcpConnection implements Connection {
                 if (b < 0) {
                     throw violation("a clear-to-send with negative capacity " + b);
                 }
-                int s = takePendingSend(tag);
-                if (s >= 0) {
+                int s = pendingSends.takeOldest(tag);
+                if (s >= 0 && requests.eager[s] != 0) {
+                    eagerWaiting--;
+                    requests.offered[s] = b;
+                    requests.eager[s] |= RequestTable.CTS_SEEN;
+                    settleEager(s);
+                } else if (s >= 0) {
                     transport.matched(this, s, a, b);
                 } else if (ctsCount == MAX_UNMATCHED_CTS) {
                     throw violation("more than " + MAX_UNMATCHED_CTS + " clear-to-sends that no send has used");
@@ -486,16 +602,41 @@ final class TcpConnection implements Connection {
                 if (b < 0 || b > requests.length[s]) {
                     throw violation(b + " bytes of data for a receive of capacity " + requests.length[s]);
                 }
+                if (!postedReceives.remove(s)) {
+                    throw violation("data for a receive that an eager message already took");
+                }
                 requests.state[s] = RequestTable.RECEIVING;
                 startPayload(Frame.DATA, a, requests.buffer[s], requests.offset[s], b, 0);
             }
+            case Frame.EAGER -> {
+                if (b < 0 || b > EAGER_BYTES) {
+                    throw violation("an eager message of " + b + " bytes (at most " + EAGER_BYTES + " go eagerly)");
+                }
+                int free = freeKeptSlot();
+                int s = postedReceives.takeOldest(tag);
+                if (s >= 0 && b > requests.length[s]) {
+                    requests.fail(s, refused(s, b));
+                    startPayload(DISCARDED, NONE, kept, (long) EAGER_WINDOW * EAGER_BYTES, b, 0);
+                } else if (s >= 0) {
+                    requests.state[s] = RequestTable.RECEIVING;
+                    startPayload(Frame.DATA, requests.id(s), requests.buffer[s], requests.offset[s], b, 0);
+                } else if (free < 0) {
+                    throw violation("more than " + EAGER_WINDOW + " eager messages that no receive took");
+                } else {
+                    keptTag[free] = tag;
+                    keptLength[free] = b;
+                    keptState[free] = SLOT_ARRIVING;
+                    keptOrder[free] = keptCount++;
+                    keptClaim[free] = NONE;
+                    startPayload(KEPT, free, kept, (long) free * EAGER_BYTES, b, 0);
+                }
+            }
             case Frame.SEND_ERR -> {
                 int s = requests.slot(a, RequestTable.RECV, peer, RequestTable.ACTIVE);
-                if (s < 0) {
-                    throw violation("a send error for no receive posted to it");
+                if (s < 0 || !postedReceives.remove(s)) {
+                    throw violation("a send error for no receive waiting for it");
                 }
-                requests.fail(s, new TransportException(peer, "peer " + peer + " sent " + b + " bytes under tag "
-                        + requests.tag[s] + " but the matching irecv offered only " + requests.length[s]));
+                requests.fail(s, refused(s, b));
             }
             case Frame.WRITE -> {
                 TcpBuffer region = transport.regions.resolve(a, b, c);
@@ -547,6 +688,15 @@ final class TcpConnection implements Connection {
         }
     }
 
+    private int freeKeptSlot() {
+        for (int u = 0; u < EAGER_WINDOW; u++) {
+            if (keptState[u] == SLOT_FREE) {
+                return u;
+            }
+        }
+        return -1;
+    }
+
     private void startPayload(int type, long id, TcpBuffer target, long offset, long length, long immediate) {
         readType = type;
         readId = id;
@@ -572,6 +722,21 @@ final class TcpConnection implements Connection {
                 if (readImmediate != NO_IMMEDIATE) {
                     immediates.add(readImmediate);
                 }
+            }
+            case KEPT -> {
+                int u = (int) readId;
+                keptState[u] = SLOT_READY;
+                if (keptClaim[u] != NONE) {
+                    int s = requests.slot(keptClaim[u], RequestTable.RECV, peer, RequestTable.ACTIVE);
+                    if (s >= 0) {
+                        deliverKept(s, u);
+                    } else {
+                        keptState[u] = SLOT_FREE;
+                    }
+                }
+            }
+            case DISCARDED -> {
+                // the receive it was for failed already
             }
             default -> throw new IllegalStateException("payload of frame type " + readType);
         }
@@ -642,8 +807,10 @@ final class TcpConnection implements Connection {
         }
         out.clear();
         ctsCount = 0;
-        pendingSendHead = -1;
-        pendingSendTail = -1;
+        pendingSends.clear();
+        postedReceives.clear();
+        eagerWaiting = 0;
+        Arrays.fill(keptState, SLOT_FREE);
         writeBuffer = null;
         writeRemaining = 0;
         writeCompletes = NONE;

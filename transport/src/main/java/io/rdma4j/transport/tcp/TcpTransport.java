@@ -361,7 +361,7 @@ public final class TcpTransport implements Transport {
             c.removeCts(cts);
             matched(c, s, recvId, capacity);
         } else {
-            c.appendPendingSend(s);
+            c.sendWithoutCts(s);
         }
         return requests.id(s);
     }
@@ -371,11 +371,16 @@ public final class TcpTransport implements Transport {
         requests.remoteId[slot] = recvId;
         if (requests.length[slot] > capacity) {
             c.enqueueSendError(recvId, requests.length[slot]);
-            requests.fail(slot, new TransportException(c.peer, requests.describe(slot)
-                    + " failed: the matching irecv offered only " + capacity + " bytes"));
+            requests.fail(slot, tooSmall(c, slot, capacity));
         } else {
             c.enqueue(Frame.DATA, requests.id(slot));
         }
+    }
+
+    /** The sender's side of a send larger than the receive its tag paired it with. */
+    TransportException tooSmall(TcpConnection c, int slot, long capacity) {
+        return new TransportException(c.peer, requests.describe(slot) + " failed: the matching irecv offered only "
+                + capacity + " bytes");
     }
 
     synchronized long irecv(TcpConnection c, RegisteredBuffer target, long offset, long capacity, int tag) {
@@ -385,7 +390,12 @@ public final class TcpTransport implements Transport {
         int s = requests.allocate(RequestTable.RECV, c.peer, b, offset, capacity);
         requests.tag[s] = tag;
         long id = requests.id(s);
-        c.enqueue(Frame.CTS, id);
+        c.post(s);
+        if (!requests.pending(s)) {
+            // It took a message that had arrived before it, so no wait of it will drive the
+            // connection: its CTS, which completes the peer's send, goes out now.
+            flushOrLose(c);
+        }
         return id;
     }
 
@@ -432,6 +442,10 @@ public final class TcpTransport implements Transport {
 
     synchronized void flush(TcpConnection c) {
         live(c);
+        flushOrLose(c);
+    }
+
+    private void flushOrLose(TcpConnection c) {
         try {
             c.flushOutput();
         } catch (IOException | RuntimeException e) {
