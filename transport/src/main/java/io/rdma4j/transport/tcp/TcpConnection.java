@@ -102,6 +102,12 @@ final class TcpConnection implements Connection {
      * input buffer (a full-size fill would copy almost all of the next payload).
      */
     private boolean headerOnlyFill;
+    /**
+     * Whether this pass's last read returned less than it had room for: the socket held no more,
+     * so reading again in the same pass would only cost a system call that returns nothing (the
+     * selector reports what arrives later).
+     */
+    private boolean drained;
 
     // Two-sided matching: sends waiting for a CTS, receives no message claimed yet, and CTSs
     // that arrived before their send, all in arrival order.
@@ -499,6 +505,7 @@ final class TcpConnection implements Connection {
     /** Reads and handles every complete frame the socket has; returns how many reads moved bytes. */
     int onReadable() throws IOException {
         int work = 0;
+        drained = false;
         while (true) {
             if (readRemaining > 0) {
                 int available = inLimit - inPos;
@@ -519,7 +526,7 @@ final class TcpConnection implements Connection {
                         return work;
                     }
                 } else {
-                    if (fill() == 0) {
+                    if (drained || fill() == 0) {
                         return work;
                     }
                     continue;
@@ -536,7 +543,7 @@ final class TcpConnection implements Connection {
                 onHeader(input.getInt(p + Frame.OFF_TYPE), input.getInt(p + Frame.OFF_TAG), input.getLong(p + Frame.OFF_A),
                         input.getLong(p + Frame.OFF_B), input.getLong(p + Frame.OFF_C), input.getLong(p + Frame.OFF_D));
                 work++;
-            } else if ((headerOnlyFill ? fillHeader() : fill()) == 0) {
+            } else if (drained || (headerOnlyFill ? fillHeader() : fill()) == 0) {
                 return work;
             }
         }
@@ -570,6 +577,7 @@ final class TcpConnection implements Connection {
         if (n < 0) {
             throw new EOFException("connection closed by peer");
         }
+        drained = input.hasRemaining();
         inLimit += n;
         return n;
     }
