@@ -27,9 +27,9 @@ final class SlotFifo {
 
     /** Unlinks and returns the oldest slot of {@code tag}, or -1. */
     int takeOldest(int tag) {
-        for (int s = head; s >= 0; s = requests.next[s]) {
+        for (int prev = -1, s = head; s >= 0; prev = s, s = requests.next[s]) {
             if (requests.tag[s] == tag) {
-                remove(s);
+                unlink(prev, s);
                 return s;
             }
         }
@@ -38,23 +38,27 @@ final class SlotFifo {
 
     /** Unlinks {@code slot}; false if it is not queued here. */
     boolean remove(int slot) {
-        int prev = -1;
-        for (int s = head; s >= 0; prev = s, s = requests.next[s]) {
+        for (int prev = -1, s = head; s >= 0; prev = s, s = requests.next[s]) {
             if (s == slot) {
-                int after = requests.next[s];
-                if (prev < 0) {
-                    head = after;
-                } else {
-                    requests.next[prev] = after;
-                }
-                if (tail == s) {
-                    tail = prev;
-                }
-                requests.next[s] = -1;
+                unlink(prev, s);
                 return true;
             }
         }
         return false;
+    }
+
+    /** Unlinks {@code s}, which follows {@code prev} (-1: {@code s} is the head). */
+    private void unlink(int prev, int s) {
+        int after = requests.next[s];
+        if (prev < 0) {
+            head = after;
+        } else {
+            requests.next[prev] = after;
+        }
+        if (tail == s) {
+            tail = prev;
+        }
+        requests.next[s] = -1;
     }
 
     /** Whether a queued send of {@code tag} waits for its CTS to go out (a rendezvous send, not an eager one). */

@@ -620,7 +620,6 @@ final class TcpConnection implements Connection {
                 if (b < 0 || b > EAGER_BYTES) {
                     throw violation("an eager message of " + b + " bytes (at most " + EAGER_BYTES + " go eagerly)");
                 }
-                int free = freeKeptSlot();
                 int s = postedReceives.takeOldest(tag);
                 if (s >= 0 && b > requests.length[s]) {
                     requests.fail(s, refused(s, b));
@@ -628,9 +627,11 @@ final class TcpConnection implements Connection {
                 } else if (s >= 0) {
                     requests.state[s] = RequestTable.RECEIVING;
                     startPayload(Frame.DATA, requests.id(s), requests.buffer[s], requests.offset[s], b, 0);
-                } else if (free < 0) {
-                    throw violation("more than " + EAGER_WINDOW + " eager messages that no receive took");
                 } else {
+                    int free = freeKeptSlot();
+                    if (free < 0) {
+                        throw violation("more than " + EAGER_WINDOW + " eager messages that no receive took");
+                    }
                     keptTag[free] = tag;
                     keptLength[free] = b;
                     keptState[free] = SLOT_ARRIVING;
