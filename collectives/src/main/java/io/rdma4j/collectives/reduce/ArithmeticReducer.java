@@ -6,9 +6,10 @@ import io.rdma4j.collectives.ReduceOp;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The fp32/fp64/int32/int64 kernels: the whole SIMD vectors first ({@link VectorKernels}, when
- * {@link Simd} is on), then the operator's scalar loop from where they stopped. Subclasses hold
- * one counted loop per operator, so that each stays a simple, monomorphic loop for the JIT.
+ * The fp32/fp64/int32/int64 kernels, in the {@link KernelLoops} form the JVM's JIT runs best:
+ * the whole SIMD vectors first ({@link VectorKernels}) and the operator's scalar loop from where
+ * they stopped; the scalar loop alone; or, without C2, blocks staged in heap arrays. Subclasses
+ * hold one counted loop per operator, so that each stays a simple, monomorphic loop for the JIT.
  */
 abstract class ArithmeticReducer extends AbstractReducer {
     /**
@@ -21,16 +22,25 @@ abstract class ArithmeticReducer extends AbstractReducer {
      */
     static final long SIMD_MIN_BYTES = 1024;
 
-    private final boolean simd;
+    private final KernelLoops loops;
 
-    ArithmeticReducer(DataType type, ReduceOp op, boolean simd) {
+    ArithmeticReducer(DataType type, ReduceOp op, KernelLoops loops) {
         super(type, op);
-        this.simd = simd;
+        this.loops = loops;
     }
 
     @Override
     public final void reduceInto(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
-        long from = simd && type.bytes(n) >= SIMD_MIN_BYTES ? vectors(d, dOff, a, aOff, b, bOff, n) : 0;
+        if (loops == KernelLoops.STAGED) {
+            long size = type.byteSize();
+            for (long done = 0; done < n; done += Blocks.BLOCK) {
+                long o = done * size;
+                // both operands are read before the block of d is written: d may be a or b (in place)
+                stagedBlock(d, dOff + o, a, aOff + o, b, bOff + o, (int) Math.min(Blocks.BLOCK, n - done));
+            }
+            return;
+        }
+        long from = loops == KernelLoops.VECTOR && type.bytes(n) >= SIMD_MIN_BYTES ? vectors(d, dOff, a, aOff, b, bOff, n) : 0;
         switch (op) {
             case SUM, AVG -> sum(d, dOff, a, aOff, b, bOff, from, n);
             case PROD -> prod(d, dOff, a, aOff, b, bOff, from, n);
@@ -38,6 +48,31 @@ abstract class ArithmeticReducer extends AbstractReducer {
             case MAX -> max(d, dOff, a, aOff, b, bOff, from, n);
         }
     }
+
+    @Override
+    public final void finish(MemorySegment d, long off, long n, int contributors) {
+        if (op != ReduceOp.AVG) {
+            return;
+        }
+        checkContributors(contributors);
+        if (loops != KernelLoops.STAGED) {
+            divide(d, off, n, contributors);
+            return;
+        }
+        long size = type.byteSize();
+        for (long done = 0; done < n; done += Blocks.BLOCK) {
+            stagedDivide(d, off + done * size, (int) Math.min(Blocks.BLOCK, n - done), contributors);
+        }
+    }
+
+    /** One block of {@code m <= Blocks.BLOCK} elements of {@link #reduceInto}, through the thread's {@link Blocks}. */
+    abstract void stagedBlock(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, int m);
+
+    /** One block of AVG's division, through the thread's {@link Blocks}. */
+    abstract void stagedDivide(MemorySegment d, long off, int m, int contributors);
+
+    /** AVG's division of {@code n} fully reduced elements, element by element. */
+    abstract void divide(MemorySegment d, long off, long n, int contributors);
 
     /** The SIMD part: whole vectors from element 0; returns how many elements it did. */
     abstract long vectors(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n);

@@ -10,8 +10,8 @@ import java.lang.foreign.ValueLayout;
 final class F32Reducer extends ArithmeticReducer {
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
-    F32Reducer(ReduceOp op, boolean simd) {
-        super(DataType.F32, op, simd);
+    F32Reducer(ReduceOp op, KernelLoops loops) {
+        super(DataType.F32, op, loops);
     }
 
     @Override
@@ -52,15 +52,33 @@ final class F32Reducer extends ArithmeticReducer {
     }
 
     @Override
-    public void finish(MemorySegment d, long off, long n, int contributors) {
-        if (op != ReduceOp.AVG) {
-            return;
-        }
-        checkContributors(contributors);
+    void divide(MemorySegment d, long off, long n, int contributors) {
         float div = contributors;
         for (long i = 0; i < n; i++) {
             long o = off + (i << 2);
             d.set(F, o, d.get(F, o) / div);
         }
+    }
+
+    @Override
+    void stagedBlock(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, int m) {
+        Blocks k = Blocks.current();
+        MemorySegment.copy(a, F, aOff, k.xf, 0, m);
+        MemorySegment.copy(b, F, bOff, k.yf, 0, m);
+        switch (op) {
+            case SUM, AVG -> ArrayLoops.sum(k.xf, k.yf, m);
+            case PROD -> ArrayLoops.prod(k.xf, k.yf, m);
+            case MIN -> ArrayLoops.min(k.xf, k.yf, m);
+            case MAX -> ArrayLoops.max(k.xf, k.yf, m);
+        }
+        MemorySegment.copy(k.xf, 0, d, F, dOff, m);
+    }
+
+    @Override
+    void stagedDivide(MemorySegment d, long off, int m, int contributors) {
+        Blocks k = Blocks.current();
+        MemorySegment.copy(d, F, off, k.xf, 0, m);
+        ArrayLoops.divide(k.xf, contributors, m);
+        MemorySegment.copy(k.xf, 0, d, F, off, m);
     }
 }

@@ -10,8 +10,8 @@ import java.lang.foreign.ValueLayout;
 final class F64Reducer extends ArithmeticReducer {
     private static final ValueLayout.OfDouble F = ValueLayout.JAVA_DOUBLE_UNALIGNED;
 
-    F64Reducer(ReduceOp op, boolean simd) {
-        super(DataType.F64, op, simd);
+    F64Reducer(ReduceOp op, KernelLoops loops) {
+        super(DataType.F64, op, loops);
     }
 
     @Override
@@ -52,15 +52,33 @@ final class F64Reducer extends ArithmeticReducer {
     }
 
     @Override
-    public void finish(MemorySegment d, long off, long n, int contributors) {
-        if (op != ReduceOp.AVG) {
-            return;
-        }
-        checkContributors(contributors);
+    void divide(MemorySegment d, long off, long n, int contributors) {
         double div = contributors;
         for (long i = 0; i < n; i++) {
             long o = off + (i << 3);
             d.set(F, o, d.get(F, o) / div);
         }
+    }
+
+    @Override
+    void stagedBlock(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, int m) {
+        Blocks k = Blocks.wide();
+        MemorySegment.copy(a, F, aOff, k.xd, 0, m);
+        MemorySegment.copy(b, F, bOff, k.yd, 0, m);
+        switch (op) {
+            case SUM, AVG -> ArrayLoops.sum(k.xd, k.yd, m);
+            case PROD -> ArrayLoops.prod(k.xd, k.yd, m);
+            case MIN -> ArrayLoops.min(k.xd, k.yd, m);
+            case MAX -> ArrayLoops.max(k.xd, k.yd, m);
+        }
+        MemorySegment.copy(k.xd, 0, d, F, dOff, m);
+    }
+
+    @Override
+    void stagedDivide(MemorySegment d, long off, int m, int contributors) {
+        Blocks k = Blocks.wide();
+        MemorySegment.copy(d, F, off, k.xd, 0, m);
+        ArrayLoops.divide(k.xd, contributors, m);
+        MemorySegment.copy(k.xd, 0, d, F, off, m);
     }
 }

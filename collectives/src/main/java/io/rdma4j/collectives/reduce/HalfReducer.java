@@ -23,9 +23,9 @@ final class HalfReducer extends AbstractReducer {
 
     @Override
     public void reduceInto(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
-        HalfBlocks k = HalfBlocks.current();
-        for (long done = 0; done < n; done += HalfBlocks.BLOCK) {
-            int m = (int) Math.min(HalfBlocks.BLOCK, n - done);
+        Blocks k = Blocks.current();
+        for (long done = 0; done < n; done += Blocks.BLOCK) {
+            int m = (int) Math.min(Blocks.BLOCK, n - done);
             long o = done << 1;
             // both operands are read before the block of d is written: d may be a or b (in place)
             MemorySegment.copy(a, S, aOff + o, k.x, 0, m);
@@ -40,7 +40,7 @@ final class HalfReducer extends AbstractReducer {
     }
 
     /** x = f16(x OP y) over the first m elements of the block. */
-    private void f16Block(HalfBlocks k, int m) {
+    private void f16Block(Blocks k, int m) {
         // one straight-line counted loop per operator (as the fp32 kernels): an operator switch
         // inside the loop keeps C2 from vectorizing it
         switch (op) {
@@ -52,17 +52,17 @@ final class HalfReducer extends AbstractReducer {
     }
 
     /** x = bf16(x OP y): widen to int bits, reinterpret as floats, combine, reinterpret back, round. */
-    private void bf16Block(HalfBlocks k, int m) {
+    private void bf16Block(Blocks k, int m) {
         widen(k.x, k.xi, m);
         widen(k.y, k.yi, m);
         long bytes = (long) m << 2;
         MemorySegment.copy(k.xiView, 0, k.xfView, 0, bytes);
         MemorySegment.copy(k.yiView, 0, k.yfView, 0, bytes);
         switch (op) {
-            case SUM, AVG -> f32Sum(k.xf, k.yf, m);
-            case PROD -> f32Prod(k.xf, k.yf, m);
-            case MIN -> f32Min(k.xf, k.yf, m);
-            case MAX -> f32Max(k.xf, k.yf, m);
+            case SUM, AVG -> ArrayLoops.sum(k.xf, k.yf, m);
+            case PROD -> ArrayLoops.prod(k.xf, k.yf, m);
+            case MIN -> ArrayLoops.min(k.xf, k.yf, m);
+            case MAX -> ArrayLoops.max(k.xf, k.yf, m);
         }
         MemorySegment.copy(k.xfView, 0, k.xiView, 0, bytes);
         narrow(k.xi, k.x, m);
@@ -117,38 +117,6 @@ final class HalfReducer extends AbstractReducer {
             float x = Float.float16ToFloat(xs[i]);
             float y = Float.float16ToFloat(ys[i]);
             xs[i] = Float.floatToFloat16(Math.max(x, y));
-        }
-    }
-
-    private static void f32Sum(float[] xs, float[] ys, int m) {
-        for (int i = 0; i < m; i++) {
-            float x = xs[i];
-            float y = ys[i];
-            xs[i] = x + y;
-        }
-    }
-
-    private static void f32Prod(float[] xs, float[] ys, int m) {
-        for (int i = 0; i < m; i++) {
-            float x = xs[i];
-            float y = ys[i];
-            xs[i] = x * y;
-        }
-    }
-
-    private static void f32Min(float[] xs, float[] ys, int m) {
-        for (int i = 0; i < m; i++) {
-            float x = xs[i];
-            float y = ys[i];
-            xs[i] = Math.min(x, y);
-        }
-    }
-
-    private static void f32Max(float[] xs, float[] ys, int m) {
-        for (int i = 0; i < m; i++) {
-            float x = xs[i];
-            float y = ys[i];
-            xs[i] = Math.max(x, y);
         }
     }
 

@@ -10,8 +10,8 @@ import java.lang.foreign.ValueLayout;
 final class I32Reducer extends ArithmeticReducer {
     private static final ValueLayout.OfInt I = ValueLayout.JAVA_INT_UNALIGNED;
 
-    I32Reducer(ReduceOp op, boolean simd) {
-        super(DataType.I32, op, simd);
+    I32Reducer(ReduceOp op, KernelLoops loops) {
+        super(DataType.I32, op, loops);
     }
 
     @Override
@@ -52,14 +52,32 @@ final class I32Reducer extends ArithmeticReducer {
     }
 
     @Override
-    public void finish(MemorySegment d, long off, long n, int contributors) {
-        if (op != ReduceOp.AVG) {
-            return;
-        }
-        checkContributors(contributors);
+    void divide(MemorySegment d, long off, long n, int contributors) {
         for (long i = 0; i < n; i++) {
             long o = off + (i << 2);
             d.set(I, o, d.get(I, o) / contributors);
         }
+    }
+
+    @Override
+    void stagedBlock(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, int m) {
+        Blocks k = Blocks.current();
+        MemorySegment.copy(a, I, aOff, k.xi, 0, m);
+        MemorySegment.copy(b, I, bOff, k.yi, 0, m);
+        switch (op) {
+            case SUM, AVG -> ArrayLoops.sum(k.xi, k.yi, m);
+            case PROD -> ArrayLoops.prod(k.xi, k.yi, m);
+            case MIN -> ArrayLoops.min(k.xi, k.yi, m);
+            case MAX -> ArrayLoops.max(k.xi, k.yi, m);
+        }
+        MemorySegment.copy(k.xi, 0, d, I, dOff, m);
+    }
+
+    @Override
+    void stagedDivide(MemorySegment d, long off, int m, int contributors) {
+        Blocks k = Blocks.current();
+        MemorySegment.copy(d, I, off, k.xi, 0, m);
+        ArrayLoops.divide(k.xi, contributors, m);
+        MemorySegment.copy(k.xi, 0, d, I, off, m);
     }
 }

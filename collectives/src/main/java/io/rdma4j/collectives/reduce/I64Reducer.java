@@ -10,8 +10,8 @@ import java.lang.foreign.ValueLayout;
 final class I64Reducer extends ArithmeticReducer {
     private static final ValueLayout.OfLong I = ValueLayout.JAVA_LONG_UNALIGNED;
 
-    I64Reducer(ReduceOp op, boolean simd) {
-        super(DataType.I64, op, simd);
+    I64Reducer(ReduceOp op, KernelLoops loops) {
+        super(DataType.I64, op, loops);
     }
 
     @Override
@@ -52,14 +52,32 @@ final class I64Reducer extends ArithmeticReducer {
     }
 
     @Override
-    public void finish(MemorySegment d, long off, long n, int contributors) {
-        if (op != ReduceOp.AVG) {
-            return;
-        }
-        checkContributors(contributors);
+    void divide(MemorySegment d, long off, long n, int contributors) {
         for (long i = 0; i < n; i++) {
             long o = off + (i << 3);
             d.set(I, o, d.get(I, o) / contributors);
         }
+    }
+
+    @Override
+    void stagedBlock(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, int m) {
+        Blocks k = Blocks.wide();
+        MemorySegment.copy(a, I, aOff, k.xl, 0, m);
+        MemorySegment.copy(b, I, bOff, k.yl, 0, m);
+        switch (op) {
+            case SUM, AVG -> ArrayLoops.sum(k.xl, k.yl, m);
+            case PROD -> ArrayLoops.prod(k.xl, k.yl, m);
+            case MIN -> ArrayLoops.min(k.xl, k.yl, m);
+            case MAX -> ArrayLoops.max(k.xl, k.yl, m);
+        }
+        MemorySegment.copy(k.xl, 0, d, I, dOff, m);
+    }
+
+    @Override
+    void stagedDivide(MemorySegment d, long off, int m, int contributors) {
+        Blocks k = Blocks.wide();
+        MemorySegment.copy(d, I, off, k.xl, 0, m);
+        ArrayLoops.divide(k.xl, contributors, m);
+        MemorySegment.copy(k.xl, 0, d, I, off, m);
     }
 }

@@ -99,11 +99,12 @@ class ReducerTest {
     @Test
     void everyKernelMatchesScalarCode() {
         Random rnd = new Random(42);
-        int count = 2 * 2048 + 37; // the half kernels work in blocks of 2048: two full ones and a tail
+        int count = 2 * Blocks.BLOCK + 37; // kernels in blocks (half, staged) get two full ones and a tail
         try (Arena arena = Arena.ofConfined()) {
             for (DataType t : DataType.values()) {
                 for (ReduceOp op : ReduceOp.values()) {
-                    Reducer red = Reducer.of(t, op);
+                  for (KernelLoops loops : KernelLoops.values()) {
+                    Reducer red = Reducers.in(loops, t, op);
                     assertEquals(t, red.type());
                     assertEquals(op, red.op());
                     long bytes = (long) count * t.byteSize();
@@ -118,9 +119,10 @@ class ReducerTest {
                         expect(t, op, a, b, want, i);
                     }
                     red.reduceInto(d, 0, a, 0, b, 0, count);
-                    assertEquals(-1, want.mismatch(d), t + " " + op + " out of place");
+                    assertEquals(-1, want.mismatch(d), t + " " + op + " " + loops + " out of place");
                     red.reduce(a, b, count); // in place
-                    assertEquals(-1, want.mismatch(a), t + " " + op + " in place");
+                    assertEquals(-1, want.mismatch(a), t + " " + op + " " + loops + " in place");
+                  }
                 }
             }
         }
@@ -279,7 +281,7 @@ class ReducerTest {
     void simdKernelsAreBitIdenticalToScalarOnes() {
         // the test JVM runs with --add-modules jdk.incubator.vector (pom), so of() is the SIMD kernel
         DataType[] simdTypes = {DataType.F32, DataType.F64, DataType.I32, DataType.I64};
-        assertNotSame(Reducers.scalar(DataType.F32, ReduceOp.SUM), Reducer.of(DataType.F32, ReduceOp.SUM),
+        assertNotSame(Reducers.in(KernelLoops.SEGMENT, DataType.F32, ReduceOp.SUM), Reducer.of(DataType.F32, ReduceOp.SUM),
                 "SIMD kernels are off in the test JVM: " + Simd.describe());
         Random rnd = new Random(11);
         try (Arena arena = Arena.ofConfined()) {
@@ -298,10 +300,44 @@ class ReducerTest {
                         }
                         fillSpecial(b, t, count, rnd);
                         Reducer.of(t, op).reduceInto(simd, 0, a, 0, b, 0, count);
-                        Reducers.scalar(t, op).reduceInto(scalar, 0, a, 0, b, 0, count);
+                        Reducers.in(KernelLoops.SEGMENT, t, op).reduceInto(scalar, 0, a, 0, b, 0, count);
                         assertEquals(-1, scalar.mismatch(simd), t + " " + op + " x" + count);
                         Reducer.of(t, op).reduce(a, b, count); // in place: dst is operand a
                         assertEquals(-1, scalar.mismatch(a), t + " " + op + " x" + count + " in place");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void stagedKernelsAreBitIdenticalToSegmentOnes() {
+        // the JVMs without C2 run the staged kernels; compared here with the per-element segment
+        // loops on special values, at block edges, at unaligned offsets, with AVG's division
+        DataType[] types = {DataType.F32, DataType.F64, DataType.I32, DataType.I64};
+        Random rnd = new Random(12);
+        try (Arena arena = Arena.ofConfined()) {
+            for (DataType t : types) {
+                for (ReduceOp op : ReduceOp.values()) {
+                    Reducer staged = Reducers.in(KernelLoops.STAGED, t, op);
+                    Reducer segment = Reducers.in(KernelLoops.SEGMENT, t, op);
+                    assertNotSame(staged, segment);
+                    for (int count : new int[] {1, 17, Blocks.BLOCK - 1, Blocks.BLOCK, Blocks.BLOCK + 1, 3 * Blocks.BLOCK + 5}) {
+                        long bytes = (long) count * t.byteSize();
+                        MemorySegment a = arena.allocate(bytes + 5).asSlice(5, bytes);
+                        MemorySegment b = MemorySegment.ofArray(new long[count + 1]).asSlice(3, bytes);
+                        MemorySegment got = arena.allocate(bytes + 1).asSlice(1, bytes);
+                        MemorySegment want = arena.allocate(bytes);
+                        fillSpecial(a, t, count, rnd);
+                        fillRandom(b, t, count, rnd);
+                        staged.reduceInto(got, 0, a, 0, b, 0, count);
+                        segment.reduceInto(want, 0, a, 0, b, 0, count);
+                        assertEquals(-1, want.mismatch(got), t + " " + op + " x" + count);
+                        staged.reduce(a, b, count); // in place: dst is operand a
+                        assertEquals(-1, want.mismatch(a), t + " " + op + " x" + count + " in place");
+                        staged.finish(got, 0, count, 3);
+                        segment.finish(want, 0, count, 3);
+                        assertEquals(-1, want.mismatch(got), t + " " + op + " x" + count + " finished");
                     }
                 }
             }
@@ -319,7 +355,7 @@ class ReducerTest {
                 a.setAtIndex(ValueLayout.JAVA_FLOAT, i, i % 2 == 0 ? -0f : Float.NaN);
                 b.setAtIndex(ValueLayout.JAVA_FLOAT, i, i % 2 == 0 ? 0f : 1f);
             }
-            for (Reducer r : new Reducer[] {Reducer.of(DataType.F32, ReduceOp.MIN), Reducers.scalar(DataType.F32, ReduceOp.MIN)}) {
+            for (Reducer r : new Reducer[] {Reducer.of(DataType.F32, ReduceOp.MIN), Reducers.in(KernelLoops.SEGMENT, DataType.F32, ReduceOp.MIN)}) {
                 r.reduceInto(d, 0, b, 0, a, 0, n);
                 for (int i = 0; i < n; i++) {
                     float got = d.getAtIndex(ValueLayout.JAVA_FLOAT, i);
@@ -351,5 +387,8 @@ class ReducerTest {
         assertFalse(Simd.compilesVectors("interpreted mode, sharing"));
         assertTrue(Simd.compilesVectors("mixed mode"));
         assertFalse(Simd.compilesVectors("compiled mode, emulated-client"));
+        assertEquals(KernelLoops.VECTOR, Simd.loops(true, true));
+        assertEquals(KernelLoops.SEGMENT, Simd.loops(false, true));
+        assertEquals(KernelLoops.STAGED, Simd.loops(false, false), "a JVM without C2 gets the kernels staged in arrays");
     }
 }
