@@ -345,6 +345,31 @@ class ReducerTest {
     }
 
     @Test
+    void stagedKernelsAllocateNothingOnceTheThreadHasItsBlocks() {
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        try (Arena arena = Arena.ofConfined()) {
+            int count = 2 * Blocks.BLOCK + 3;
+            MemorySegment a = arena.allocate(8L * count);
+            MemorySegment b = arena.allocate(8L * count);
+            for (DataType t : new DataType[] {DataType.F32, DataType.F64, DataType.I32, DataType.I64}) {
+                Reducer avg = Reducers.in(KernelLoops.STAGED, t, ReduceOp.AVG);
+                Reducer max = Reducers.in(KernelLoops.STAGED, t, ReduceOp.MAX);
+                long least = Long.MAX_VALUE;
+                for (int round = 0; round < 5; round++) { // the first rounds allocate the blocks and compile
+                    long before = mx.getCurrentThreadAllocatedBytes();
+                    for (int i = 0; i < 200; i++) {
+                        avg.reduce(a, b, count);
+                        avg.finish(a, 0, count, 2);
+                        max.reduceInto(a, 0, a, 0, b, 0, count);
+                    }
+                    least = Math.min(least, mx.getCurrentThreadAllocatedBytes() - before);
+                }
+                assertEquals(0, least, t + ": bytes allocated by 600 staged kernel calls");
+            }
+        }
+    }
+
+    @Test
     void floatMinMaxFollowMathMinOnBothPaths() {
         try (Arena arena = Arena.ofConfined()) {
             int n = 64; // several whole vectors
