@@ -1,6 +1,7 @@
 package io.rdma4j.collectives;
 
 import io.rdma4j.collectives.algo.RecursiveDoublingAllReduce;
+import io.rdma4j.transport.TransportConfig.Provider;
 
 /**
  * Chooses the allreduce algorithm from the message size, the number of ranks and the topology.
@@ -19,6 +20,11 @@ import io.rdma4j.collectives.algo.RecursiveDoublingAllReduce;
  *       collectives); else recursive doubling ({@link Algorithm#RHD}) on power-of-two groups
  *       (log2 n exchanges), else the double binary tree ({@link Algorithm#TREE}, about
  *       2 log2 n hops).</li>
+ *   <li>Up to {@link #recursiveDoublingBytes} on a power-of-two group without a shared window:
+ *       {@link Algorithm#RHD} as recursive doubling still (log2 n exchanges of the whole vector,
+ *       each message carrying the collective descriptor: no handshake of its own). That bound
+ *       is the transport's ({@link #forTransport}): {@link #TCP_RECURSIVE_DOUBLING_BYTES} over
+ *       TCP, {@link #smallBytes} (no extra range) elsewhere.</li>
  *   <li>More than two ranks and a shared window: {@link Algorithm#SHARED_WINDOW} at any size (its sharded
  *       scheme, window-sized piece by piece: two synchronizations per piece instead of the
  *       ring's 2(n-1) steps, and no rank waits on a chain of others, which matters most when
@@ -37,19 +43,62 @@ public final class AlgorithmPolicy {
     public static final long DEFAULT_SMALL_BYTES = 16 * 1024;
     public static final long DEFAULT_TREE_BYTES = 256 * 1024;
     public static final long DEFAULT_TWO_HOP_BYTES = 1 << 20;
+    /** {@link #recursiveDoublingBytes} left to the transport: see {@link #forTransport}. */
+    public static final long TRANSPORT_DEFAULT = -1;
+    /**
+     * Recursive doubling's bound over TCP (at most what {@link RecursiveDoublingAllReduce} carries
+     * in one control slot). Above {@link #smallBytes} its messages no longer go eagerly, but over
+     * TCP one exchange of a 32-64 KiB vector beat the ring's handshake and two steps and the
+     * tree's pipeline: 2 ranks 32-61 us against 56-89 at 32 KiB, 4 ranks on 2 cores 204-313 us
+     * against 340-549 at 64 KiB (the builds taking turns in 3 passes of {@code allreduce-perf -t
+     * tcp -b 8K -e 128K -f 2 -n 200 -w 20 -p out}, 2 cores). Over verbs (Soft-RoCE, same
+     * comparison in one guest boot) the 32 KiB exchange, a rendezvous, was slower than the ring in
+     * every pass (4.7-7.8 ms against 3.4-4.9), so verbs keeps {@link #smallBytes}; shared memory
+     * was not measured and keeps it too.
+     */
+    public static final long TCP_RECURSIVE_DOUBLING_BYTES = 64 * 1024;
 
     private final long smallBytes;
     private final long treeBytes;
     private final long twoHopBytes;
+    private final long recursiveDoublingBytes;
 
     public AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes) {
+        this(smallBytes, treeBytes, twoHopBytes, TRANSPORT_DEFAULT);
+    }
+
+    /**
+     * @param recursiveDoublingBytes the largest vector that a power-of-two group without a shared
+     *                               window reduces by recursive doubling: at least {@code smallBytes},
+     *                               or {@link #TRANSPORT_DEFAULT}
+     */
+    public AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes, long recursiveDoublingBytes) {
+        if (recursiveDoublingBytes != TRANSPORT_DEFAULT && recursiveDoublingBytes < smallBytes) {
+            throw new IllegalArgumentException("recursive doubling bytes " + recursiveDoublingBytes
+                    + " below small bytes " + smallBytes);
+        }
         this.smallBytes = smallBytes;
         this.treeBytes = treeBytes;
         this.twoHopBytes = twoHopBytes;
+        this.recursiveDoublingBytes = recursiveDoublingBytes;
     }
 
     public static AlgorithmPolicy defaults() {
-        return new AlgorithmPolicy(DEFAULT_SMALL_BYTES, DEFAULT_TREE_BYTES, DEFAULT_TWO_HOP_BYTES);
+        return new AlgorithmPolicy(DEFAULT_SMALL_BYTES, DEFAULT_TREE_BYTES, DEFAULT_TWO_HOP_BYTES, TRANSPORT_DEFAULT);
+    }
+
+    /**
+     * This policy with the bound it leaves to the transport filled in for {@code provider} (a
+     * {@link io.rdma4j.transport.Transport#provider()} name): {@link #TCP_RECURSIVE_DOUBLING_BYTES}
+     * on TCP, {@link #smallBytes} elsewhere. A bound set explicitly stays.
+     */
+    public AlgorithmPolicy forTransport(String provider) {
+        if (recursiveDoublingBytes != TRANSPORT_DEFAULT) {
+            return this;
+        }
+        boolean tcp = Provider.TCP.name().equalsIgnoreCase(provider);
+        return new AlgorithmPolicy(smallBytes, treeBytes, twoHopBytes,
+                tcp ? Math.max(smallBytes, TCP_RECURSIVE_DOUBLING_BYTES) : smallBytes);
     }
 
     public long smallBytes() {
@@ -62,6 +111,11 @@ public final class AlgorithmPolicy {
 
     public long twoHopBytes() {
         return twoHopBytes;
+    }
+
+    /** The bound of recursive doubling; {@link #smallBytes} while it is left to a transport not yet known. */
+    public long recursiveDoublingBytes() {
+        return recursiveDoublingBytes == TRANSPORT_DEFAULT ? smallBytes : recursiveDoublingBytes;
     }
 
     /** Whether a communicator has a shared window ({@code windowBytes > 0}) that holds {@code bytes} in one piece. */
@@ -92,7 +146,7 @@ public final class AlgorithmPolicy {
      * than Rabenseifner's halving and doubling.
      */
     public boolean recursiveDoubling(long bytes, int size) {
-        return bytes <= smallBytes && RecursiveDoublingAllReduce.fits(bytes, size);
+        return bytes <= recursiveDoublingBytes() && RecursiveDoublingAllReduce.fits(bytes, size);
     }
 
     /** {@link #choose(long, int, boolean, long, Algorithm)} for a communicator without a shared window. */
@@ -117,6 +171,9 @@ public final class AlgorithmPolicy {
                 return Algorithm.SHARED_WINDOW;
             }
             return powerOfTwo(size) ? Algorithm.RHD : Algorithm.TREE;
+        }
+        if (windowBytes == 0 && bytes <= recursiveDoublingBytes() && powerOfTwo(size)) {
+            return Algorithm.RHD;
         }
         if (size > 2 && windowBytes > 0) {
             return Algorithm.SHARED_WINDOW;

@@ -77,7 +77,8 @@ final class Bootstrap {
             }
             Engine engine = new Engine(opts.forTransport(t.provider()), new FaultBoard(store),
                     tc.newIdleStrategy(topo.localSize(rank)), IdleStrategy.oversubscribed(topo.localSize(rank)));
-            return new World(engine, t, ownsTransport, store, b.ownsStore, local, ownsLocal, topo, h, b.policy);
+            return new World(engine, t, ownsTransport, store, b.ownsStore, local, ownsLocal, topo, h,
+                    b.policy.forTransport(t.provider()));
         } catch (RuntimeException | Error e) {
             if (ownsLocal) {
                 local.close();

@@ -51,6 +51,36 @@ class AlgorithmPolicyTest {
     }
 
     @Test
+    void recursiveDoublingTakesMidSizesOverTcpWithoutASharedWindow() {
+        assertEquals(p.smallBytes(), p.recursiveDoublingBytes(), "no transport yet: no extra range");
+        assertEquals(Algorithm.RING, p.choose(p.smallBytes() + 1, 2, false, 0, null));
+        assertEquals(p.smallBytes(), p.forTransport("verbs").recursiveDoublingBytes());
+        assertEquals(p.smallBytes(), p.forTransport("shm").recursiveDoublingBytes());
+        assertEquals(Algorithm.TREE, p.forTransport("verbs").choose(p.smallBytes() + 1, 4, false, 0, null));
+        AlgorithmPolicy tcp = p.forTransport("tcp");
+        long rd = tcp.recursiveDoublingBytes();
+        assertEquals(AlgorithmPolicy.TCP_RECURSIVE_DOUBLING_BYTES, rd);
+        assertTrue(rd > p.smallBytes());
+        AlgorithmPolicy explicit = new AlgorithmPolicy(1024, 1 << 18, 1 << 20, 4096);
+        assertEquals(4096, explicit.forTransport("tcp").recursiveDoublingBytes(), "a bound set explicitly stays");
+        assertEquals(4096, explicit.forTransport("verbs").recursiveDoublingBytes(), "a bound set explicitly stays");
+        for (int n : new int[] {2, 4, 8}) {
+            assertEquals(Algorithm.RHD, tcp.choose(tcp.smallBytes() + 1, n, false, 0, null), n + " ranks");
+            assertEquals(Algorithm.RHD, tcp.choose(rd, n, false, 0, null), n + " ranks");
+            assertTrue(tcp.recursiveDoubling(rd, n), "one exchange of the whole vector per step");
+            assertTrue(!tcp.recursiveDoubling(rd + 1, n), "Rabenseifner above");
+        }
+        assertEquals(Algorithm.RING, tcp.choose(rd + 1, 2, false, 0, null));
+        assertEquals(Algorithm.TREE, tcp.choose(rd + 1, 4, false, 0, null));
+        assertEquals(Algorithm.TREE, tcp.choose(rd, 6, false, 0, null), "not a power of two");
+        assertEquals(Algorithm.RING, tcp.choose(rd, 2, false, rd, null), "a shared window keeps its rules");
+        assertEquals(Algorithm.SHARED_WINDOW, tcp.choose(rd, 4, false, rd, null), "a shared window keeps its rules");
+        assertThrows(IllegalArgumentException.class, () -> new AlgorithmPolicy(64, 1024, 1 << 20, 32));
+        assertEquals(1 << 20, new AlgorithmPolicy(1 << 20, 1 << 21, 1 << 22).forTransport("tcp").recursiveDoublingBytes(),
+                "never below smallBytes");
+    }
+
+    @Test
     void overrideWinsWhenRunnableElseFallsBack() {
         assertEquals(Algorithm.RING, p.choose(8, 4, false, Algorithm.RING));
         assertEquals(Algorithm.TREE, p.choose(64 << 20, 4, false, Algorithm.TREE));

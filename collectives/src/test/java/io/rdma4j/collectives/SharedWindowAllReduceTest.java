@@ -67,6 +67,15 @@ class SharedWindowAllReduceTest {
                 try (Communicator c = comm(t, store)) {
                     assertEquals(Algorithm.RHD, c.algorithmFor(8), "no shared window over TCP");
                     assertEquals(Algorithm.RHD, c.algorithmFor(0));
+                    assertEquals(Algorithm.RHD, c.algorithmFor(AlgorithmPolicy.TCP_RECURSIVE_DOUBLING_BYTES),
+                            "TCP's own bound of recursive doubling");
+                    assertEquals(Algorithm.RING, c.algorithmFor(AlgorithmPolicy.TCP_RECURSIVE_DOUBLING_BYTES + 1));
+                    float[] v = new float[(int) (AlgorithmPolicy.TCP_RECURSIVE_DOUBLING_BYTES / 4)];
+                    java.util.Arrays.fill(v, rank + 1);
+                    v[v.length - 1] = 10 * (rank + 1);
+                    c.allReduce(v, ReduceOp.SUM);
+                    assertEquals(3f, v[0]);
+                    assertEquals(30f, v[v.length - 1]);
                     float[] none = {};
                     c.allReduce(MemorySegment.ofArray(none), MemorySegment.ofArray(none), 0, DataType.F32, ReduceOp.SUM,
                             Algorithm.SHARED_WINDOW); // forced but impossible: the policy's choice runs

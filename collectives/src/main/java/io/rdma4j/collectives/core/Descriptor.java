@@ -15,8 +15,11 @@ import java.lang.foreign.ValueLayout;
  */
 public final class Descriptor {
     public static final int BYTES = 32;
-    /** Payload that may travel with a descriptor in one message (eager small collectives). */
-    public static final int EAGER_BYTES = 16 * 1024;
+    /**
+     * Payload that may travel with a descriptor in one message: the recursive-doubling allreduce's
+     * whole vector (see {@code AlgorithmPolicy#TCP_RECURSIVE_DOUBLING_BYTES}).
+     */
+    public static final int EAGER_BYTES = 64 * 1024;
     /**
      * Size of every control slot (and capacity of every control-lane receive): a descriptor
      * plus an eager payload, so that whatever a mismatching peer sends on the control lane fits
