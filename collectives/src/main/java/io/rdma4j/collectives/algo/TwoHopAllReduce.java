@@ -106,7 +106,7 @@ public final class TwoHopAllReduce extends CollectiveOp {
         var st = engine.staging(crossGroup.transport());
         cross = switch (a) {
             case RHD -> {
-                crossRhd.prepare(crossGroup, st, engine.options(), crossCall, crossDesc, policy.smallBytes());
+                crossRhd.prepare(crossGroup, st, engine.options(), crossCall, crossDesc, policy.recursiveDoublingBytes());
                 yield crossRhd;
             }
             case TREE -> {
