@@ -191,7 +191,13 @@ public final class TransportConfig {
     public IdleStrategy newIdleStrategy() { return idleStrategy.newInstance(); }
 
     /** The idle strategy for one of {@code pollersOnHost} processes polling on this host at once. */
-    public IdleStrategy newIdleStrategy(int pollersOnHost) { return idleStrategy.newInstance(pollersOnHost); }
+    public IdleStrategy newIdleStrategy(int pollersOnHost) {
+        String warning = idleStrategy.warning(pollersOnHost);
+        if (warning != null) {
+            LOG.log(Level.WARNING, warning);
+        }
+        return idleStrategy.newInstance(pollersOnHost);
+    }
 
     public boolean hugePages() { return hugePages; }
 

@@ -7,6 +7,8 @@ import java.lang.management.ManagementFactory;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -99,5 +101,16 @@ class IdleStrategyTest {
                 assertTrue(allocated < 256, allocated + " bytes allocated by idling");
             }
         }
+    }
+
+    @Test
+    void busySpinningRanksThatOutnumberTheCoresAreWarnedOf() {
+        int cores = Runtime.getRuntime().availableProcessors();
+        String w = IdleStrategy.Kind.BUSY_SPIN.warning(cores + 2);
+        assertNotNull(w);
+        assertTrue(w.contains("busy-spin") && w.contains((cores + 2) + " polling processes") && w.contains(cores + " cores"), w);
+        assertNull(IdleStrategy.Kind.BUSY_SPIN.warning(cores), "every spinner has a core");
+        assertNull(IdleStrategy.Kind.BACKOFF.warning(cores + 2), "the backoff yields when oversubscribed");
+        assertNull(IdleStrategy.Kind.YIELD.warning(cores + 2));
     }
 }
