@@ -26,8 +26,8 @@ final class Reducers {
         for (ReduceOp op : ReduceOp.values()) {
             t[DataType.F32.ordinal()][op.ordinal()] = new F32Reducer(op, loops);
             t[DataType.F64.ordinal()][op.ordinal()] = new F64Reducer(op, loops);
-            t[DataType.BF16.ordinal()][op.ordinal()] = new HalfReducer(DataType.BF16, op);
-            t[DataType.F16.ordinal()][op.ordinal()] = new HalfReducer(DataType.F16, op);
+            t[DataType.BF16.ordinal()][op.ordinal()] = new HalfReducer(DataType.BF16, op, loops);
+            t[DataType.F16.ordinal()][op.ordinal()] = new HalfReducer(DataType.F16, op, loops);
             t[DataType.I32.ordinal()][op.ordinal()] = new I32Reducer(op, loops);
             t[DataType.I64.ordinal()][op.ordinal()] = new I64Reducer(op, loops);
             t[DataType.U8.ordinal()][op.ordinal()] = new U8Reducer(op);

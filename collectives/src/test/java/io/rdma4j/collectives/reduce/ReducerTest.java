@@ -238,6 +238,42 @@ class ReducerTest {
     }
 
     @Test
+    void halfPrecisionAvgDividesEveryElementOnceAndRoundsIt() {
+        // the blocked division against the per-element formula of Reducer's contract, across block edges
+        Random rnd = new Random(13);
+        int count = 2 * Blocks.BLOCK + 11;
+        short[] special = {0, (short) 0x8000, 0x7F80, (short) 0xFF80, 0x7FC0, 0x0001, 0x7F7F, 0x3F80, // bf16
+                0x7C00, (short) 0xFC00, 0x7E00, 0x0001, 0x7BFF, 0x3C00}; // fp16
+        try (Arena arena = Arena.ofConfined()) {
+            for (DataType t : new DataType[] {DataType.BF16, DataType.F16}) {
+                for (int contributors : new int[] {1, 3, 7}) {
+                    MemorySegment d = arena.allocate(2L * count + 1).asSlice(1, 2L * count);
+                    short[] before = new short[count];
+                    for (int i = 0; i < count; i++) {
+                        before[i] = i % 5 == 0 ? special[rnd.nextInt(special.length)] : (short) rnd.nextInt();
+                        d.setAtIndex(S, i, before[i]);
+                    }
+                  for (KernelLoops loops : KernelLoops.values()) {
+                    for (int i = 0; i < count; i++) {
+                        d.setAtIndex(S, i, before[i]);
+                    }
+                    Reducers.in(loops, t, ReduceOp.AVG).finish(d, 0, count, contributors);
+                    for (int i = 0; i < count; i++) {
+                        short want = toHalf(t, half(t, before[i]) / contributors);
+                        short got = d.getAtIndex(S, i);
+                        if (Float.isNaN(half(t, want))) {
+                            assertTrue(Float.isNaN(half(t, got)), t + " element " + i);
+                        } else {
+                            assertEquals(want, got, t + " /" + contributors + " " + loops + " element " + i);
+                        }
+                    }
+                  }
+                }
+            }
+        }
+    }
+
+    @Test
     void kernelsAreSymmetric() {
         // a OP b == b OP a bit for bit, which makes recursive doubling agree on every rank
         Random rnd = new Random(3);
