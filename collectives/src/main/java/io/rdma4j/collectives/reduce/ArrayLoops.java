@@ -1,5 +1,7 @@
 package io.rdma4j.collectives.reduce;
 
+import io.rdma4j.collectives.ReduceOp;
+
 /**
  * The element-wise operators over heap arrays, {@code xs[i] = xs[i] OP ys[i]} for the first
  * {@code m} elements, for the kernels that work in {@link Blocks}. One straight counted loop per
@@ -11,7 +13,44 @@ final class ArrayLoops {
     private ArrayLoops() {
     }
 
-    static void sum(float[] xs, float[] ys, int m) {
+    /** {@code xs[i] = xs[i] OP ys[i]} for the first {@code m} elements. */
+    static void combine(ReduceOp op, float[] xs, float[] ys, int m) {
+        switch (op) {
+            case SUM, AVG -> sum(xs, ys, m);
+            case PROD -> prod(xs, ys, m);
+            case MIN -> min(xs, ys, m);
+            case MAX -> max(xs, ys, m);
+        }
+    }
+
+    static void combine(ReduceOp op, double[] xs, double[] ys, int m) {
+        switch (op) {
+            case SUM, AVG -> sum(xs, ys, m);
+            case PROD -> prod(xs, ys, m);
+            case MIN -> min(xs, ys, m);
+            case MAX -> max(xs, ys, m);
+        }
+    }
+
+    static void combine(ReduceOp op, int[] xs, int[] ys, int m) {
+        switch (op) {
+            case SUM, AVG -> sum(xs, ys, m);
+            case PROD -> prod(xs, ys, m);
+            case MIN -> min(xs, ys, m);
+            case MAX -> max(xs, ys, m);
+        }
+    }
+
+    static void combine(ReduceOp op, long[] xs, long[] ys, int m) {
+        switch (op) {
+            case SUM, AVG -> sum(xs, ys, m);
+            case PROD -> prod(xs, ys, m);
+            case MIN -> min(xs, ys, m);
+            case MAX -> max(xs, ys, m);
+        }
+    }
+
+    private static void sum(float[] xs, float[] ys, int m) {
         for (int i = 0; i < m; i++) {
             float x = xs[i];
             float y = ys[i];
@@ -19,7 +58,7 @@ final class ArrayLoops {
         }
     }
 
-    static void prod(float[] xs, float[] ys, int m) {
+    private static void prod(float[] xs, float[] ys, int m) {
         for (int i = 0; i < m; i++) {
             float x = xs[i];
             float y = ys[i];
@@ -27,7 +66,7 @@ final class ArrayLoops {
         }
     }
 
-    static void min(float[] xs, float[] ys, int m) {
+    private static void min(float[] xs, float[] ys, int m) {
         for (int i = 0; i < m; i++) {
             float x = xs[i];
             float y = ys[i];
@@ -35,7 +74,7 @@ final class ArrayLoops {
         }
     }
 
-    static void max(float[] xs, float[] ys, int m) {
+    private static void max(float[] xs, float[] ys, int m) {
         for (int i = 0; i < m; i++) {
             float x = xs[i];
             float y = ys[i];
@@ -43,7 +82,7 @@ final class ArrayLoops {
         }
     }
 
-    static void sum(double[] xs, double[] ys, int m) {
+    private static void sum(double[] xs, double[] ys, int m) {
         for (int i = 0; i < m; i++) {
             double x = xs[i];
             double y = ys[i];
@@ -51,7 +90,7 @@ final class ArrayLoops {
         }
     }
 
-    static void prod(double[] xs, double[] ys, int m) {
+    private static void prod(double[] xs, double[] ys, int m) {
         for (int i = 0; i < m; i++) {
             double x = xs[i];
             double y = ys[i];
@@ -59,7 +98,7 @@ final class ArrayLoops {
         }
     }
 
-    static void min(double[] xs, double[] ys, int m) {
+    private static void min(double[] xs, double[] ys, int m) {
         for (int i = 0; i < m; i++) {
             double x = xs[i];
             double y = ys[i];
@@ -67,7 +106,7 @@ final class ArrayLoops {
         }
     }
 
-    static void max(double[] xs, double[] ys, int m) {
+    private static void max(double[] xs, double[] ys, int m) {
         for (int i = 0; i < m; i++) {
             double x = xs[i];
             double y = ys[i];
@@ -75,7 +114,7 @@ final class ArrayLoops {
         }
     }
 
-    static void sum(int[] xs, int[] ys, int m) {
+    private static void sum(int[] xs, int[] ys, int m) {
         for (int i = 0; i < m; i++) {
             int x = xs[i];
             int y = ys[i];
@@ -83,7 +122,7 @@ final class ArrayLoops {
         }
     }
 
-    static void prod(int[] xs, int[] ys, int m) {
+    private static void prod(int[] xs, int[] ys, int m) {
         for (int i = 0; i < m; i++) {
             int x = xs[i];
             int y = ys[i];
@@ -91,7 +130,7 @@ final class ArrayLoops {
         }
     }
 
-    static void min(int[] xs, int[] ys, int m) {
+    private static void min(int[] xs, int[] ys, int m) {
         for (int i = 0; i < m; i++) {
             int x = xs[i];
             int y = ys[i];
@@ -99,7 +138,7 @@ final class ArrayLoops {
         }
     }
 
-    static void max(int[] xs, int[] ys, int m) {
+    private static void max(int[] xs, int[] ys, int m) {
         for (int i = 0; i < m; i++) {
             int x = xs[i];
             int y = ys[i];
@@ -107,7 +146,7 @@ final class ArrayLoops {
         }
     }
 
-    static void sum(long[] xs, long[] ys, int m) {
+    private static void sum(long[] xs, long[] ys, int m) {
         for (int i = 0; i < m; i++) {
             long x = xs[i];
             long y = ys[i];
@@ -115,7 +154,7 @@ final class ArrayLoops {
         }
     }
 
-    static void prod(long[] xs, long[] ys, int m) {
+    private static void prod(long[] xs, long[] ys, int m) {
         for (int i = 0; i < m; i++) {
             long x = xs[i];
             long y = ys[i];
@@ -123,7 +162,7 @@ final class ArrayLoops {
         }
     }
 
-    static void min(long[] xs, long[] ys, int m) {
+    private static void min(long[] xs, long[] ys, int m) {
         for (int i = 0; i < m; i++) {
             long x = xs[i];
             long y = ys[i];
@@ -131,7 +170,7 @@ final class ArrayLoops {
         }
     }
 
-    static void max(long[] xs, long[] ys, int m) {
+    private static void max(long[] xs, long[] ys, int m) {
         for (int i = 0; i < m; i++) {
             long x = xs[i];
             long y = ys[i];

@@ -65,12 +65,7 @@ final class F32Reducer extends ArithmeticReducer {
         Blocks k = Blocks.current();
         MemorySegment.copy(a, F, aOff, k.xf, 0, m);
         MemorySegment.copy(b, F, bOff, k.yf, 0, m);
-        switch (op) {
-            case SUM, AVG -> ArrayLoops.sum(k.xf, k.yf, m);
-            case PROD -> ArrayLoops.prod(k.xf, k.yf, m);
-            case MIN -> ArrayLoops.min(k.xf, k.yf, m);
-            case MAX -> ArrayLoops.max(k.xf, k.yf, m);
-        }
+        ArrayLoops.combine(op, k.xf, k.yf, m);
         MemorySegment.copy(k.xf, 0, d, F, dOff, m);
     }
 

@@ -65,12 +65,7 @@ final class F64Reducer extends ArithmeticReducer {
         Blocks k = Blocks.wide();
         MemorySegment.copy(a, F, aOff, k.xd, 0, m);
         MemorySegment.copy(b, F, bOff, k.yd, 0, m);
-        switch (op) {
-            case SUM, AVG -> ArrayLoops.sum(k.xd, k.yd, m);
-            case PROD -> ArrayLoops.prod(k.xd, k.yd, m);
-            case MIN -> ArrayLoops.min(k.xd, k.yd, m);
-            case MAX -> ArrayLoops.max(k.xd, k.yd, m);
-        }
+        ArrayLoops.combine(op, k.xd, k.yd, m);
         MemorySegment.copy(k.xd, 0, d, F, dOff, m);
     }
 

@@ -61,12 +61,7 @@ final class HalfReducer extends AbstractReducer {
         long bytes = (long) m << 2;
         MemorySegment.copy(k.xiView, 0, k.xfView, 0, bytes);
         MemorySegment.copy(k.yiView, 0, k.yfView, 0, bytes);
-        switch (op) {
-            case SUM, AVG -> ArrayLoops.sum(k.xf, k.yf, m);
-            case PROD -> ArrayLoops.prod(k.xf, k.yf, m);
-            case MIN -> ArrayLoops.min(k.xf, k.yf, m);
-            case MAX -> ArrayLoops.max(k.xf, k.yf, m);
-        }
+        ArrayLoops.combine(op, k.xf, k.yf, m);
         MemorySegment.copy(k.xfView, 0, k.xiView, 0, bytes);
         narrow(k.xi, k.x, m);
     }

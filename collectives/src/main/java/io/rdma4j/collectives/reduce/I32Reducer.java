@@ -64,12 +64,7 @@ final class I32Reducer extends ArithmeticReducer {
         Blocks k = Blocks.current();
         MemorySegment.copy(a, I, aOff, k.xi, 0, m);
         MemorySegment.copy(b, I, bOff, k.yi, 0, m);
-        switch (op) {
-            case SUM, AVG -> ArrayLoops.sum(k.xi, k.yi, m);
-            case PROD -> ArrayLoops.prod(k.xi, k.yi, m);
-            case MIN -> ArrayLoops.min(k.xi, k.yi, m);
-            case MAX -> ArrayLoops.max(k.xi, k.yi, m);
-        }
+        ArrayLoops.combine(op, k.xi, k.yi, m);
         MemorySegment.copy(k.xi, 0, d, I, dOff, m);
     }
 

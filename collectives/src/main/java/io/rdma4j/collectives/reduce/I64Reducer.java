@@ -64,12 +64,7 @@ final class I64Reducer extends ArithmeticReducer {
         Blocks k = Blocks.wide();
         MemorySegment.copy(a, I, aOff, k.xl, 0, m);
         MemorySegment.copy(b, I, bOff, k.yl, 0, m);
-        switch (op) {
-            case SUM, AVG -> ArrayLoops.sum(k.xl, k.yl, m);
-            case PROD -> ArrayLoops.prod(k.xl, k.yl, m);
-            case MIN -> ArrayLoops.min(k.xl, k.yl, m);
-            case MAX -> ArrayLoops.max(k.xl, k.yl, m);
-        }
+        ArrayLoops.combine(op, k.xl, k.yl, m);
         MemorySegment.copy(k.xl, 0, d, I, dOff, m);
     }
 
