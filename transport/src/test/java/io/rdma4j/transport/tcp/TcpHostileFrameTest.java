@@ -16,6 +16,7 @@ import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -121,23 +122,30 @@ class TcpHostileFrameTest {
         var c = victim.connection(0);
         RegisteredBuffer other = victim.allocate(64);
         long pending = c.irecv(other, 0, 64, 1);
-        ByteBuffer many = ByteBuffer.allocate(Frame.HEADER * 4096).order(ByteOrder.LITTLE_ENDIAN);
-        for (int sent = 0; sent <= TcpConnection.MAX_UNMATCHED_CTS; sent += 4096) {
-            many.clear();
-            for (int k = 0; k < 4096; k++) {
-                many.putInt(Frame.CTS).putInt(9).putLong(sent + k).putLong(64).putLong(0).putLong(0);
-            }
-            many.flip();
-            try {
-                while (many.hasRemaining()) {
-                    p.attacker.write(many);
+        // The flood comes from a thread of its own: more than the socket buffers hold, so it is
+        // read only while the victim progresses in its await below (how much the kernel buffers
+        // for a reader that does not read differs between hosts).
+        Thread flood = Thread.ofPlatform().name("cts-flood").start(() -> {
+            ByteBuffer many = ByteBuffer.allocate(Frame.HEADER * 4096).order(ByteOrder.LITTLE_ENDIAN);
+            for (int sent = 0; sent <= TcpConnection.MAX_UNMATCHED_CTS; sent += 4096) {
+                many.clear();
+                for (int k = 0; k < 4096; k++) {
+                    many.putInt(Frame.CTS).putInt(9).putLong(sent + k).putLong(64).putLong(0).putLong(0);
                 }
-            } catch (java.io.IOException closed) {
-                break; // cut off already
+                many.flip();
+                try {
+                    while (many.hasRemaining()) {
+                        p.attacker.write(many);
+                    }
+                } catch (java.io.IOException closed) {
+                    return; // cut off already
+                }
             }
-        }
+        });
         TransportException failure = assertThrows(TransportException.class, () -> victim.await(pending, WAIT));
         assertEquals(0, failure.peer());
         assertTrue(failure.getMessage().contains("clear-to-sends that no send has used"), failure.getMessage());
+        flood.join(TimeUnit.NANOSECONDS.toMillis(WAIT));
+        assertFalse(flood.isAlive(), "the flood ends once the victim cut the connection");
     }
 }
