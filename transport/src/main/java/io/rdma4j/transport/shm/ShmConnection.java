@@ -55,6 +55,7 @@ final class ShmConnection implements Connection {
     private static final long CTS_KIND = 20;
     private static final long CTS_REGION = 24;
     private static final long CTS_ADDRESS = 32;
+    private static final int CTS_SEQUENCE = 40;
 
     private static final int EV_DONE = 1;
     private static final int EV_CHUNK = 2;
@@ -64,7 +65,11 @@ final class ShmConnection implements Connection {
     private static final long EV_RECV_ID = 0;
     private static final long EV_LENGTH = 8;
     private static final long EV_TYPE = 16;
+    private static final int EV_SEQUENCE = 20;
     private static final long EV_AUX = 24;
+    /** An immediate entry: the 32-bit value, then the ring's sequence word. */
+    private static final long IMM_VALUE = 0;
+    private static final int IMM_SEQUENCE = 4;
 
     private final ShmTransport transport;
     private final RequestTable requests;
@@ -105,6 +110,7 @@ final class ShmConnection implements Connection {
     private String failure;
     private Throwable failureCause;
     private long nextLivenessCheck;
+    private int passes;
 
     ShmConnection(ShmTransport transport, RequestTable requests, MemorySegment ownFile, ShmLayout own, PeerMapping remote) {
         this.transport = transport;
@@ -115,9 +121,9 @@ final class ShmConnection implements Connection {
 
         inFile = ownFile;
         long in = own.area(peer);
-        ctsOut = new SpscRing(inFile, in + own.ctsRingOffset, own.ctsCapacity, ShmLayout.CTS_ENTRY);
-        eventsIn = new SpscRing(inFile, in + own.eventRingOffset, own.eventCapacity, ShmLayout.EVENT_ENTRY);
-        immIn = new SpscRing(inFile, in + own.immRingOffset, own.immCapacity, ShmLayout.IMM_ENTRY);
+        ctsOut = new SpscRing(inFile, in + own.ctsRingOffset, own.ctsCapacity, ShmLayout.CTS_ENTRY, CTS_SEQUENCE);
+        eventsIn = new SpscRing(inFile, in + own.eventRingOffset, own.eventCapacity, ShmLayout.EVENT_ENTRY, EV_SEQUENCE);
+        immIn = new SpscRing(inFile, in + own.immRingOffset, own.immCapacity, ShmLayout.IMM_ENTRY, IMM_SEQUENCE);
         inChunksFreed = in + ShmLayout.AREA_CHUNKS_FREED;
         inBounce = in + own.bounceOffset;
         inChunkCount = own.chunkCount;
@@ -126,9 +132,9 @@ final class ShmConnection implements Connection {
         ShmLayout theirs = remote.layout;
         outFile = remote.control();
         long out = theirs.area(rank);
-        ctsIn = new SpscRing(outFile, out + theirs.ctsRingOffset, theirs.ctsCapacity, ShmLayout.CTS_ENTRY);
-        eventsOut = new SpscRing(outFile, out + theirs.eventRingOffset, theirs.eventCapacity, ShmLayout.EVENT_ENTRY);
-        immOut = new SpscRing(outFile, out + theirs.immRingOffset, theirs.immCapacity, ShmLayout.IMM_ENTRY);
+        ctsIn = new SpscRing(outFile, out + theirs.ctsRingOffset, theirs.ctsCapacity, ShmLayout.CTS_ENTRY, CTS_SEQUENCE);
+        eventsOut = new SpscRing(outFile, out + theirs.eventRingOffset, theirs.eventCapacity, ShmLayout.EVENT_ENTRY, EV_SEQUENCE);
+        immOut = new SpscRing(outFile, out + theirs.immRingOffset, theirs.immCapacity, ShmLayout.IMM_ENTRY, IMM_SEQUENCE);
         outChunksFreed = out + ShmLayout.AREA_CHUNKS_FREED;
         outBounce = out + theirs.bounceOffset;
         outChunkCount = theirs.chunkCount;
@@ -263,7 +269,7 @@ final class ShmConnection implements Connection {
                 if (e < 0) {
                     break;
                 }
-                outFile.set(ValueLayout.JAVA_LONG, e, requests.immediate[s]);
+                outFile.set(ValueLayout.JAVA_INT, e + IMM_VALUE, (int) requests.immediate[s]);
                 immOut.publish(); // release: the data copied above is visible before the immediate
             }
             oneSided.remove(s, -1);
@@ -278,7 +284,7 @@ final class ShmConnection implements Connection {
         transport.progressAll();
         long e = immIn.peek();
         if (e >= 0) {
-            long value = inFile.get(ValueLayout.JAVA_LONG, e);
+            long value = Integer.toUnsignedLong(inFile.get(ValueLayout.JAVA_INT, e + IMM_VALUE));
             immIn.release();
             return value;
         }

@@ -25,7 +25,7 @@ import java.lang.invoke.VarHandle;
  */
 final class ShmLayout {
     static final long MAGIC = 0x72646D61346A5348L; // "rdma4jSH"
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     static final long PAGE = 4096;
     static final int CACHE_LINE = 64;
 

@@ -16,24 +16,24 @@ class ShmPrimitivesTest {
     void ringDeliversInOrderAcrossWrapAroundAndRefusesWhenFull() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment mem = arena.allocate(SpscRing.bytes(4, 8), 64);
-            SpscRing producer = new SpscRing(mem, 0, 4, 8);
-            SpscRing consumer = new SpscRing(mem, 0, 4, 8);
-            long next = 0;
-            long expected = 0;
+            SpscRing producer = new SpscRing(mem, 0, 4, 8, 4);
+            SpscRing consumer = new SpscRing(mem, 0, 4, 8, 4);
+            int next = 0;
+            int expected = 0;
             for (int round = 0; round < 10; round++) {
                 for (int i = 0; i < 4; i++) {
                     long e = producer.claim();
-                    mem.set(ValueLayout.JAVA_LONG, e, next++);
+                    mem.set(ValueLayout.JAVA_INT, e, next++);
                     producer.publish();
                 }
                 assertEquals(-1, producer.claim(), "a full ring has no free entry");
                 for (int i = 0; i < 3; i++) {
                     long e = consumer.peek();
-                    assertEquals(expected++, mem.get(ValueLayout.JAVA_LONG, e));
+                    assertEquals(expected++, mem.get(ValueLayout.JAVA_INT, e));
                     consumer.release();
                 }
                 long e = consumer.peek();
-                assertEquals(expected++, mem.get(ValueLayout.JAVA_LONG, e));
+                assertEquals(expected++, mem.get(ValueLayout.JAVA_INT, e));
                 consumer.release();
                 assertEquals(-1, consumer.peek(), "an empty ring has nothing to read");
             }
@@ -41,12 +41,41 @@ class ShmPrimitivesTest {
     }
 
     @Test
-    void aCorruptTailIsDetectedNotFollowed() {
+    void anEntryIsVisibleOnlyOnceItsSequenceWordIsPublished() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment mem = arena.allocate(SpscRing.bytes(4, 8), 64);
-            SpscRing consumer = new SpscRing(mem, 0, 4, 8);
-            mem.set(ValueLayout.JAVA_LONG, 0, 1_000); // tail far beyond what 4 entries allow
+            SpscRing producer = new SpscRing(mem, 0, 4, 8, 4);
+            SpscRing consumer = new SpscRing(mem, 0, 4, 8, 4);
+            for (int lap = 0; lap < 3; lap++) {
+                for (int i = 0; i < 4; i++) {
+                    long e = producer.claim();
+                    mem.set(ValueLayout.JAVA_INT, e, 42);
+                    assertEquals(-1, consumer.peek(), "fields written, sequence word not: lap " + lap + ", entry " + i);
+                    producer.publish();
+                    assertEquals(e, consumer.peek());
+                    consumer.release();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aCorruptSequenceOrHeadIsDetectedNotFollowed() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment mem = arena.allocate(SpscRing.bytes(4, 8), 64);
+            SpscRing consumer = new SpscRing(mem, 0, 4, 8, 4);
+            long first = new SpscRing(mem, 0, 4, 8, 4).claim(); // where a producer would write entry 0
+            mem.set(ValueLayout.JAVA_INT, first + 4, 1_000); // neither this lap's word nor the last
             assertThrows(IllegalStateException.class, consumer::peek);
+
+            MemorySegment other = arena.allocate(SpscRing.bytes(4, 8), 64);
+            SpscRing producer = new SpscRing(other, 0, 4, 8, 4);
+            for (int i = 0; i < 4; i++) {
+                producer.claim();
+                producer.publish();
+            }
+            other.set(ValueLayout.JAVA_LONG, 0, 1_000); // a head beyond everything published
+            assertThrows(IllegalStateException.class, producer::claim);
         }
     }
 
