@@ -170,7 +170,8 @@ public interface IdleStrategy {
         }
 
         /**
-         * Spins at least {@code maxSpins} times and for at least {@code spinNanos}, then yields at
+         * Spins at least {@code maxSpins} times and for at least {@code spinNanos} (timed from the
+         * 64th spin, when there is a spin time), then yields at
          * least {@code maxYields} times and for at least {@code yieldNanos}, then parks from
          * {@code minParkNanos}, doubling up to {@code maxParkNanos}.
          */
@@ -204,15 +205,19 @@ public interface IdleStrategy {
         }
 
         private void spinOnce() {
-            if (spins == 0 && spinNanos > 0) {
-                spinStart = System.nanoTime();
-            }
             spins++;
             Thread.onSpinWait();
-            // past the count, the clock is read every 64th spin only: a read costs several spins
-            if (spins >= maxSpins && (spinNanos == 0
-                    || ((spins & 63) == 0 && System.nanoTime() - spinStart >= spinNanos))) {
+            if (spins >= maxSpins && spinNanos == 0) {
                 spinsDone = true;
+            } else if ((spins & 63) == 0 && spinNanos > 0) {
+                // The clock on every 64th spin only, and first on the 64th (the timed phase starts
+                // there): a read costs several spins, and most spinning waits end sooner.
+                long now = System.nanoTime();
+                if (spins == 64) {
+                    spinStart = now;
+                } else if (spins >= maxSpins && now - spinStart >= spinNanos) {
+                    spinsDone = true;
+                }
             }
         }
 
