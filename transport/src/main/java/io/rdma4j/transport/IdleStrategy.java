@@ -152,7 +152,7 @@ public interface IdleStrategy {
         private final long yieldNanos;
         private final long minParkNanos;
         private final long maxParkNanos;
-        private int spins;
+        private long spins;
         private long spinStart;
         private boolean spinsDone;
         private int yields;

@@ -58,7 +58,7 @@ public final class RequestCompletion {
         long deadline = 0;
         IdleStrategy idler = idle.get();
         idler.reset();
-        for (int polls = 1; ; polls++) {
+        for (long polls = 1; ; polls++) {
             long r;
             int work;
             synchronized (lock) {

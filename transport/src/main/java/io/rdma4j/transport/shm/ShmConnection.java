@@ -35,11 +35,11 @@ import java.lang.invoke.VarHandle;
  *
  * <p>One-sided {@link #write}/{@link #read} copy directly between the local buffer and the
  * peer's mapped slab after resolving the descriptor in the peer's region table; the immediate of
- * a write is published on the peer's immediate ring after the data (release-store of the ring's
- * tail orders it after the copy). They take effect in post order, as on an RC queue pair: while
+ * a write is published on the peer's immediate ring after the data (the release-store of the
+ * entry's sequence word orders it after the copy). They take effect in post order, as on an RC queue pair: while
  * a write waits for room in the immediate ring, later writes and reads wait behind it.
  *
- * <p>Everything the peer writes into our memory (ring counters, CTS entries, event fields) is
+ * <p>Everything the peer writes into our memory (ring counters and sequence words, CTS entries, event fields) is
  * validated before use; a violation fails this connection, never writes out of bounds.
  */
 final class ShmConnection implements Connection {

@@ -14,9 +14,9 @@
  * slab on first use and checks every access against the owner's region table.
  *
  * <h2>Memory ordering</h2>
- * Data is copied with plain stores; what makes it visible is a release-store of a ring's tail
- * counter (immediates, CTS entries, events), which the consumer reads with an acquire load
- * ({@code SpscRing}). Every ring has exactly one producer process and one
+ * Data is copied with plain stores; what makes it visible is a release-store of the sequence
+ * word of a ring entry (immediates, CTS entries, events), which the consumer polls with an
+ * acquire load ({@code SpscRing}). Every ring has exactly one producer process and one
  * consumer process, so no atomic read-modify-write and no lock is ever shared between processes,
  * and a process that dies cannot leave a lock held.
  *

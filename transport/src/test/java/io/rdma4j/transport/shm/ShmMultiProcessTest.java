@@ -4,6 +4,7 @@ import io.rdma4j.transport.Connection;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.RemoteBuffer;
 import io.rdma4j.transport.TransportException;
+import io.rdma4j.verbs.testing.SoftRoce;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -129,10 +130,11 @@ class ShmMultiProcessTest {
     private Process start(String scenario) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Path log = Files.createTempFile(group.storeDir, "child-", ".log");
-        Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC", "-Xmx256m",
-                "-cp", System.getProperty("java.class.path"), ShmPeerProcess.class.getName(),
-                scenario, group.shmDir.toString(), group.storeDir.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC", "-Xmx256m"));
+        cmd.addAll(SoftRoce.childJvmOptions()); // in the Soft-RoCE guest: C1 only, as the test JVM
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ShmPeerProcess.class.getName(),
+                scenario, group.shmDir.toString(), group.storeDir.toString()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         children.add(p);
         logs.add(log);
         return p;
