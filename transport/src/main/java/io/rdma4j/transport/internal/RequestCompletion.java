@@ -11,7 +11,8 @@ import io.rdma4j.transport.TransportTimeoutException;
  * provider's progress on the caller's thread (under the transport's lock, taken per poll so that
  * other threads and {@code abort} are not held up during an await), then reports and releases a
  * finished request. Await idles with the configured strategy between polls and, on timeout
- * (counted from its 64th poll), throws an error naming the operation, its peer and this rank. Allocates nothing per poll.
+ * (counted from its 64th poll), throws an error naming the operation, its peer and this rank.
+ * Allocates nothing per poll.
  */
 public final class RequestCompletion {
 

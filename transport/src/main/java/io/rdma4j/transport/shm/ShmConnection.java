@@ -36,11 +36,13 @@ import java.lang.invoke.VarHandle;
  * <p>One-sided {@link #write}/{@link #read} copy directly between the local buffer and the
  * peer's mapped slab after resolving the descriptor in the peer's region table; the immediate of
  * a write is published on the peer's immediate ring after the data (the release-store of the
- * entry's sequence word orders it after the copy). They take effect in post order, as on an RC queue pair: while
- * a write waits for room in the immediate ring, later writes and reads wait behind it.
+ * entry's sequence word orders it after the copy). They take effect in post order, as on an RC
+ * queue pair: while a write waits for room in the immediate ring, later writes and reads wait
+ * behind it.
  *
- * <p>Everything the peer writes into our memory (ring counters and sequence words, CTS entries, event fields) is
- * validated before use; a violation fails this connection, never writes out of bounds.
+ * <p>Everything the peer writes into our memory (ring counters and sequence words, CTS entries,
+ * event fields) is validated before use; a violation fails this connection, never writes out of
+ * bounds.
  */
 final class ShmConnection implements Connection {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -483,8 +485,9 @@ final class ShmConnection implements Connection {
 
     /**
      * Checks now whether the peer closed or aborted, and on every 64th call whether it died (its
-     * process at most every {@value #LIVENESS_INTERVAL_NANOS} ns), for a caller that waits on the peer's memory rather
-     * than on a request; then throws, naming the peer, if the connection or transport has failed.
+     * process at most every {@value #LIVENESS_INTERVAL_NANOS} ns), for a caller that waits on the
+     * peer's memory rather than on a request; then throws, naming the peer, if the connection or
+     * transport has failed.
      */
     void checkHealthy() {
         if (failure == null) {

@@ -36,8 +36,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * {@link Connection#flush()}, and nothing on that path allocates.
  *
  * <p><b>Faults.</b> While progressing, every connection polls its peer's state word (closed or
- * aborted) and, at most every 10 ms (on every 64th pass), whether the peer's pid is alive; a dead peer fails all pending
- * requests to it with a {@link TransportException} naming it, and its files are unlinked.
+ * aborted) and, on every 64th pass and at most every 10 ms, whether the peer's pid is alive; a
+ * dead peer fails all pending requests to it with a {@link TransportException} naming it, and its
+ * files are unlinked.
  * {@link #close} and {@link #abort} publish their state so peers fail promptly too.
  *
  * <p><b>Cleanup rule.</b> {@link #close} unmaps everything and unlinks this rank's files (a JVM

@@ -28,11 +28,7 @@ class TcpSteadyStateAllocationTest {
     @Test
     void steadyStateOperationsAllocateNothing() throws Exception {
         assumeTrue(SteadyStateWorkload.measurable());
-        // The JDK's epoll selector looks each ready key up by its file descriptor boxed as an
-        // Integer: 16 B per ready key once descriptors pass 127 (a JVM with many jars open, as
-        // scripts/softroce-test's), which C2's escape analysis removes and C1 does not.
-        assumeTrue(!System.getProperty("java.vm.info", "").contains("emulated-client"),
-                "a JVM without C2 (-XX:TieredStopAtLevel=1) keeps the JDK selector's boxed file descriptors");
+        assumeTrue(SteadyStateWorkload.selectorAllocates() == null, SteadyStateWorkload.selectorAllocates());
         TransportConfig config = LocalGroup.config(TransportConfig.Provider.TCP);
         try (TcpStoreServer server = TcpStoreServer.start(new InetSocketAddress("127.0.0.1", 0), "t");
              Store s0 = TcpStore.builder().address("127.0.0.1").port(server.port()).token("t").build();

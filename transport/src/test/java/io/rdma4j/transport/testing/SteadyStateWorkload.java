@@ -23,6 +23,18 @@ public final class SteadyStateWorkload {
     private SteadyStateWorkload() {
     }
 
+    /**
+     * Why the TCP provider's steady state cannot be allocation-free on this JVM, or null when it
+     * can: the JDK's epoll selector looks each ready key up by its file descriptor boxed as an
+     * Integer, 16 B per ready key once descriptors pass 127 (a JVM with many jars open, as
+     * scripts/softroce-test's), which C2's escape analysis removes and C1 does not.
+     */
+    public static String selectorAllocates() {
+        return System.getProperty("java.vm.info", "").contains("emulated-client")
+                ? "a JVM without C2 (-XX:TieredStopAtLevel=1) keeps the JDK selector's boxed file descriptors"
+                : null;
+    }
+
     /** Whether this JVM can count the bytes a thread allocates. */
     public static boolean measurable() {
         var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
