@@ -138,12 +138,7 @@ public final class TcpStoreServer implements AutoCloseable {
             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
             s.setSoTimeout(HELLO_TIMEOUT_MS);
             boolean admitted = handshake(s, in, out);
-            lock.lock();
-            try {
-                unauthenticated.remove(s);
-            } finally {
-                lock.unlock();
-            }
+            leaveWaiting(s);
             if (!admitted) {
                 return;
             }
@@ -192,7 +187,10 @@ public final class TcpStoreServer implements AutoCloseable {
                 reason = "store protocol version mismatch (server speaks " + StoreProtocol.VERSION + ")";
             } else if (!MessageDigest.isEqual(token, StoreProtocol.readBytes(hello, StoreProtocol.MAX_HELLO_FRAME))) {
                 reason = "job token rejected";
+            } else if (!leaveWaiting(s)) {
+                return false; // evicted while its hello was on the way: the socket is closed
             } else {
+                // only now, off the waiting list, can no eviction close it after the client's OK
                 StoreProtocol.writeFrame(out, new byte[] {StoreProtocol.OK});
                 return true;
             }
@@ -206,6 +204,16 @@ public final class TcpStoreServer implements AutoCloseable {
             // the client is gone already; nothing to tell it
         }
         return false;
+    }
+
+    /** Takes {@code s} off the list of connections waiting for their token; false if it was not on it. */
+    private boolean leaveWaiting(Socket s) {
+        lock.lock();
+        try {
+            return unauthenticated.remove(s);
+        } finally {
+            lock.unlock();
+        }
     }
 
     private byte[] handle(byte[] frame) throws IOException {
