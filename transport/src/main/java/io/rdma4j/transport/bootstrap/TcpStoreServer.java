@@ -137,9 +137,8 @@ public final class TcpStoreServer implements AutoCloseable {
             DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
             s.setSoTimeout(HELLO_TIMEOUT_MS);
-            boolean admitted = handshake(s, in, out);
-            leaveWaiting(s);
-            if (!admitted) {
+            if (!handshake(s, in, out)) { // an admitted connection left the waiting list before its OK
+                leaveWaiting(s);
                 return;
             }
             s.setSoTimeout(0);
