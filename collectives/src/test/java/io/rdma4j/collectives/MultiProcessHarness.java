@@ -2,6 +2,7 @@ package io.rdma4j.collectives;
 
 import io.rdma4j.collectives.scenario.ScenarioMain;
 import io.rdma4j.transport.testing.RankProcesses;
+import io.rdma4j.transport.testing.TimeLimits;
 
 import java.time.Duration;
 import java.util.HashMap;
@@ -41,7 +42,7 @@ final class MultiProcessHarness {
             throws Exception {
         try (RankProcesses ranks = RankProcesses.launch(n, ScenarioMain.class, env(provider, extra), "faults=" + which)) {
             String[] out = new String[n];
-            long deadline = System.nanoTime() + limit.toNanos();
+            long deadline = System.nanoTime() + TimeLimits.scaled(limit).toNanos();
             for (int r = 0; r < n; r++) {
                 Process p = ranks.process(r);
                 if (!p.waitFor(Math.max(1, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS)) {

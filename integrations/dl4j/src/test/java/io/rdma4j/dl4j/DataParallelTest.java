@@ -1,6 +1,7 @@
 package io.rdma4j.dl4j;
 
 import io.rdma4j.transport.testing.RankProcesses;
+import io.rdma4j.transport.testing.TimeLimits;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -95,7 +96,7 @@ class DataParallelTest {
         try (RankProcesses p = RankProcesses.launch(2, TrainRank.class, env("shm"), "mlp", "FLOAT", "sgd",
                 Integer.toString(STEPS), Integer.toString(ROWS), out.toString(), "true", "1")) {
             for (int r = 0; r < 2; r++) {
-                assertTrue(p.process(r).waitFor(TIMEOUT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS), "rank " + r + " hangs");
+                assertTrue(p.process(r).waitFor(TimeLimits.scaled(TIMEOUT).toSeconds(), java.util.concurrent.TimeUnit.SECONDS), "rank " + r + " hangs");
                 assertEquals(3, p.process(r).exitValue(), p.output(r));
                 assertTrue(p.output(r).contains("UNEVEN: data-parallel step " + (STEPS - 1)
                         + ": rank(s) 1 ran out of batches while others still have some"), p.output(r));

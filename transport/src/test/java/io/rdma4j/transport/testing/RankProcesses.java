@@ -177,8 +177,12 @@ public final class RankProcesses implements AutoCloseable {
         p.waitFor(10, TimeUnit.SECONDS);
     }
 
-    /** Waits for every started rank to exit 0; fails naming the rank and showing its output otherwise. */
-    public void awaitSuccess(Duration timeout) throws InterruptedException {
+    /**
+     * Waits for every started rank to exit 0, within {@code limit} ({@linkplain TimeLimits#scaled
+     * scaled} on a slow machine); fails naming the rank and showing its output otherwise.
+     */
+    public void awaitSuccess(Duration limit) throws InterruptedException {
+        Duration timeout = TimeLimits.scaled(limit);
         long deadline = System.nanoTime() + timeout.toNanos();
         for (int r = 0; r < processes.size(); r++) {
             Process p = processes.get(r);
