@@ -56,7 +56,8 @@ abstract class ArithmeticReducer extends AbstractReducer {
         }
         checkContributors(contributors);
         if (loops != KernelLoops.STAGED) {
-            divide(d, off, n, contributors);
+            long from = loops == KernelLoops.VECTOR && type.bytes(n) >= SIMD_MIN_BYTES ? vectorsDivided(d, off, n, contributors) : 0;
+            divide(d, off, from, n, contributors);
             return;
         }
         long size = type.byteSize();
@@ -71,8 +72,17 @@ abstract class ArithmeticReducer extends AbstractReducer {
     /** One block of AVG's division, through the thread's {@link Blocks}. */
     abstract void stagedDivide(MemorySegment d, long off, int m, int contributors);
 
-    /** AVG's division of {@code n} fully reduced elements, element by element. */
-    abstract void divide(MemorySegment d, long off, long n, int contributors);
+    /** AVG's division of fully reduced elements {@code from..n}, element by element. */
+    abstract void divide(MemorySegment d, long off, long from, long n, int contributors);
+
+    /**
+     * AVG's division of the whole SIMD vectors among {@code n} elements from element 0; returns
+     * how many elements it did. None by default: the integer types have no vector division on
+     * common CPUs (the Vector API would fall back to a per-lane loop slower than the scalar one).
+     */
+    long vectorsDivided(MemorySegment d, long off, long n, int contributors) {
+        return 0;
+    }
 
     /** The SIMD part: whole vectors from element 0; returns how many elements it did. */
     abstract long vectors(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n);

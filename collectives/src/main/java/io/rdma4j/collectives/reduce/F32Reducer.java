@@ -52,9 +52,14 @@ final class F32Reducer extends ArithmeticReducer {
     }
 
     @Override
-    void divide(MemorySegment d, long off, long n, int contributors) {
+    long vectorsDivided(MemorySegment d, long off, long n, int contributors) {
+        return VectorKernels.f32Divided(d, off, n, contributors);
+    }
+
+    @Override
+    void divide(MemorySegment d, long off, long from, long n, int contributors) {
         float div = contributors;
-        for (long i = 0; i < n; i++) {
+        for (long i = from; i < n; i++) {
             long o = off + (i << 2);
             d.set(F, o, d.get(F, o) / div);
         }

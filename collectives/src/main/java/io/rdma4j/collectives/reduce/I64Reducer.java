@@ -52,8 +52,8 @@ final class I64Reducer extends ArithmeticReducer {
     }
 
     @Override
-    void divide(MemorySegment d, long off, long n, int contributors) {
-        for (long i = 0; i < n; i++) {
+    void divide(MemorySegment d, long off, long from, long n, int contributors) {
+        for (long i = from; i < n; i++) {
             long o = off + (i << 3);
             d.set(I, o, d.get(I, o) / contributors);
         }

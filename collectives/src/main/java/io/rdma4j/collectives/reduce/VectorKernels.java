@@ -176,4 +176,30 @@ final class VectorKernels {
         return end >>> 3;
     }
 
+    /**
+     * AVG's division {@code d[i] = d[i] / contributors} for the whole vectors among {@code n} F32
+     * elements; returns how many elements that was. A lane-wise division is the same correctly
+     * rounded IEEE division as the scalar one, so the result is bit-identical (not a
+     * multiplication by the reciprocal, which rounds differently).
+     */
+    static long f32Divided(MemorySegment d, long off, long n, int contributors) {
+        long end = F32.loopBound(n) << 2;
+        long step = F32.vectorByteSize();
+        float div = contributors;
+        for (long o = 0; o < end; o += step) {
+            FloatVector.fromMemorySegment(F32, d, off + o, LE).div(div).intoMemorySegment(d, off + o, LE);
+        }
+        return end >>> 2;
+    }
+
+    /** {@link #f32Divided} for F64 elements. */
+    static long f64Divided(MemorySegment d, long off, long n, int contributors) {
+        long end = F64.loopBound(n) << 3;
+        long step = F64.vectorByteSize();
+        double div = contributors;
+        for (long o = 0; o < end; o += step) {
+            DoubleVector.fromMemorySegment(F64, d, off + o, LE).div(div).intoMemorySegment(d, off + o, LE);
+        }
+        return end >>> 3;
+    }
 }

@@ -347,6 +347,47 @@ class ReducerTest {
     }
 
     @Test
+    void simdAvgDivisionIsTheScalarDivisionBitForBit() {
+        // AVG's division of whole vectors (F32/F64 from SIMD_MIN_BYTES) against x / n computed here,
+        // element by element: any bit pattern, across the vector tail, at an unaligned offset
+        assertNotSame(Reducers.in(KernelLoops.SEGMENT, DataType.F32, ReduceOp.AVG), Reducer.of(DataType.F32, ReduceOp.AVG),
+                "SIMD kernels are off in the test JVM: " + Simd.describe());
+        Random rnd = new Random(14);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int count : new int[] {256, 257, 4096 + 13}) {
+                for (int contributors : new int[] {2, 3, 7}) {
+                    MemorySegment f = arena.allocate(4L * count + 3).asSlice(3, 4L * count);
+                    int[] fBits = new int[count];
+                    for (int i = 0; i < count; i++) {
+                        fBits[i] = i % 2 == 0 ? rnd.nextInt() : Float.floatToRawIntBits(rnd.nextFloat() * 1000);
+                        f.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, Float.intBitsToFloat(fBits[i]));
+                    }
+                    Reducer.of(DataType.F32, ReduceOp.AVG).finish(f, 0, count, contributors);
+                    for (int i = 0; i < count; i++) {
+                        float want = Float.intBitsToFloat(fBits[i]) / contributors;
+                        float got = f.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+                        assertTrue(Float.isNaN(want) ? Float.isNaN(got) : Float.floatToRawIntBits(want) == Float.floatToRawIntBits(got),
+                                "f32 element " + i + " of " + count + " / " + contributors + ": " + want + " != " + got);
+                    }
+                    MemorySegment d = arena.allocate(8L * count + 5).asSlice(5, 8L * count);
+                    long[] dBits = new long[count];
+                    for (int i = 0; i < count; i++) {
+                        dBits[i] = i % 2 == 0 ? rnd.nextLong() : Double.doubleToRawLongBits(rnd.nextDouble() * 1000);
+                        d.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, Double.longBitsToDouble(dBits[i]));
+                    }
+                    Reducer.of(DataType.F64, ReduceOp.AVG).finish(d, 0, count, contributors);
+                    for (int i = 0; i < count; i++) {
+                        double want = Double.longBitsToDouble(dBits[i]) / contributors;
+                        double got = d.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+                        assertTrue(Double.isNaN(want) ? Double.isNaN(got) : Double.doubleToRawLongBits(want) == Double.doubleToRawLongBits(got),
+                                "f64 element " + i + " of " + count + " / " + contributors + ": " + want + " != " + got);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
     void stagedKernelsAreBitIdenticalToSegmentOnes() {
         // the JVMs without C2 run the staged kernels; compared here with the per-element segment
         // loops on special values, at block edges, at unaligned offsets, with AVG's division
