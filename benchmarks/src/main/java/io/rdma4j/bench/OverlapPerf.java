@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 
 /**
  * {@code bin/rdma4j overlap-perf}: how well {@link GradientBucketer} hides the gradient allreduce
@@ -24,6 +25,13 @@ import java.util.concurrent.locks.LockSupport;
  * buckets' allreduces run on the communicator's progress thread meanwhile. Reported: the
  * backward alone, the allreduce of all buckets alone, both together, and the overlap efficiency
  * (backward alone + allreduce alone) / both: 2.0 is perfect overlap of two equal parts, 1.0 none.
+ *
+ * <p>No schedule reaches 2.0: the last bucket's gradients are ready only when the backward ends,
+ * so its allreduce always runs after it. Hence two more columns: the time {@code finish} still
+ * waited after the backward's last layer (with perfect overlap, the last bucket's allreduce), and
+ * the efficiency's bound (backward alone + allreduce alone) / (backward alone + allreduce alone /
+ * buckets), the value of perfect overlap when each bucket's allreduce takes its share of the
+ * allreduce alone.
  *
  * <p>Two kinds of backward: {@code wait} parks for each layer's time without using the CPU (a GPU
  * computing while the CPU drives communication, the usual case in training), {@code cpu} computes
@@ -110,17 +118,20 @@ public final class OverlapPerf extends CommunicatorTool {
                                 + "%d iterations (median of the slowest rank)%n",
                         comm.provider(), comm.size(), layers, layerBytes, views ? "bucket views" : "copied",
                         bucketer.bucketCount(), bucketBytes, iters);
-                out.printf("# %-9s %13s %18s %20s %10s %19s%n", "backward", "layer (us)", "backward alone (ms)",
-                        "allreduce alone (ms)", "both (ms)", "overlap efficiency");
+                out.printf("# %-9s %13s %18s %20s %10s %24s %19s %6s%n", "backward", "layer (us)", "backward alone (ms)",
+                        "allreduce alone (ms)", "both (ms)", "after the backward (ms)", "overlap efficiency", "bound");
             }
             for (String kind : backwards) {
                 long layer = layerMicros > 0 || !kind.equals("wait") ? (long) layerNanos[0]
                         : calibrate(comm, kind, (long) layerNanos[0], allReduceAlone);
                 double alone = median(comm, () -> backward(null, kind, layer));
-                double both = median(comm, () -> backward(bucketer, kind, layer));
+                double[] tail = new double[1];
+                double both = median(comm, () -> backward(bucketer, kind, layer), tail);
+                double bound = (alone + allReduceAlone) / (alone + allReduceAlone / bucketer.bucketCount());
                 if (comm.rank() == 0) {
-                    out.printf(Locale.ROOT, "  %-9s %13.1f %18.3f %20.3f %10.3f %19.2f%n", kind, layer / 1e3,
-                            alone / 1e6, allReduceAlone / 1e6, both / 1e6, (alone + allReduceAlone) / both);
+                    out.printf(Locale.ROOT, "  %-9s %13.1f %18.3f %20.3f %10.3f %24.3f %19.2f %6.2f%n", kind, layer / 1e3,
+                            alone / 1e6, allReduceAlone / 1e6, both / 1e6, tail[0] / 1e6, (alone + allReduceAlone) / both,
+                            bound);
                     out.flush();
                 }
             }
@@ -154,9 +165,10 @@ public final class OverlapPerf extends CommunicatorTool {
 
     /**
      * One backward pass: each layer computes for {@code layerNanos} ({@code kind}), then its
-     * gradient is marked ready; with a bucketer, waits for every bucket at the end.
+     * gradient is marked ready; with a bucketer, waits for every bucket at the end. Returns the
+     * nanoseconds of that wait (0 without a bucketer).
      */
-    private void backward(GradientBucketer bucketer, String kind, long layerNanos) {
+    private long backward(GradientBucketer bucketer, String kind, long layerNanos) {
         for (int l = 0; l < layers; l++) {
             switch (kind) {
                 case "wait" -> park(layerNanos);
@@ -167,9 +179,12 @@ public final class OverlapPerf extends CommunicatorTool {
                 bucketer.markReady(l);
             }
         }
-        if (bucketer != null) {
-            bucketer.finish(AWAIT);
+        if (bucketer == null) {
+            return 0;
         }
+        long ended = System.nanoTime();
+        bucketer.finish(AWAIT);
+        return System.nanoTime() - ended;
     }
 
     private static void park(long nanos) {
@@ -191,18 +206,31 @@ public final class OverlapPerf extends CommunicatorTool {
     }
 
     /** Median over the iterations of the slowest rank's time of {@code body}, in ns; all ranks start together. */
-    private double median(Communicator comm, Runnable body) {
+    private double median(Communicator comm, LongSupplier body) {
+        return median(comm, body, new double[1]);
+    }
+
+    /**
+     * {@link #median(Communicator, LongSupplier)}, and in {@code waited[0]} the median of the
+     * slowest rank's wait that {@code body} returns (its time in {@code finish}), in ns.
+     */
+    private double median(Communicator comm, LongSupplier body, double[] waited) {
         double[] times = new double[iters];
+        double[] waits = new double[iters];
         for (int i = -warmup; i < iters; i++) {
             comm.barrier();
             long t0 = System.nanoTime();
-            body.run();
+            long wait = body.getAsLong();
             if (i >= 0) {
                 times[i] = System.nanoTime() - t0;
+                waits[i] = wait;
             }
         }
         comm.allReduce(times, ReduceOp.MAX);
+        comm.allReduce(waits, ReduceOp.MAX);
         Arrays.sort(times);
+        Arrays.sort(waits);
+        waited[0] = waits[iters / 2];
         return times[iters / 2];
     }
 }

@@ -26,17 +26,22 @@ class OverlapPerfTest {
         for (String kind : List.of("wait", "cpu")) {
             String row = table.lines().filter(l -> l.contains("  " + kind + " ")).findFirst()
                     .orElseThrow(() -> new AssertionError("no " + kind + " row in\n" + table));
-            // kind, layer (us), backward alone, allreduce alone, both (ms), efficiency
+            // kind, layer (us), backward alone, allreduce alone, both, after the backward (ms), efficiency, bound
             String[] f = row.substring(row.indexOf(kind) + kind.length()).trim().split(" +");
-            assertEquals(5, f.length, row);
+            assertEquals(7, f.length, row);
             double layer = Double.parseDouble(f[0]);
             double alone = Double.parseDouble(f[1]);
             double allReduce = Double.parseDouble(f[2]);
             double both = Double.parseDouble(f[3]);
-            double efficiency = Double.parseDouble(f[4]);
+            double after = Double.parseDouble(f[4]);
+            double efficiency = Double.parseDouble(f[5]);
+            double bound = Double.parseDouble(f[6]);
             assertTrue(layer > 0 && alone > 0 && allReduce > 0 && both > 0, row);
             assertTrue(alone >= 4 * layer / 1e3 * 0.99, "4 layers last at least 4 layer times: " + row);
+            // the last bucket's allreduce starts when the backward has ended: finish waits for it
+            assertTrue(after > 0 && after < both, "the wait after the backward is part of both: " + row);
             assertEquals((alone + allReduce) / both, efficiency, 0.01 + 0.002 * efficiency, row);
+            assertEquals((alone + allReduce) / (alone + allReduce / 2), bound, 0.01 + 0.002 * bound, "2 buckets: " + row);
         }
     }
 
