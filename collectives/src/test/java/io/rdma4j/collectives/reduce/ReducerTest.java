@@ -354,36 +354,40 @@ class ReducerTest {
                 "SIMD kernels are off in the test JVM: " + Simd.describe());
         Random rnd = new Random(14);
         try (Arena arena = Arena.ofConfined()) {
-            for (int count : new int[] {256, 257, 4096 + 13}) {
-                for (int contributors : new int[] {2, 3, 7}) {
-                    MemorySegment f = arena.allocate(4L * count + 3).asSlice(3, 4L * count);
-                    int[] fBits = new int[count];
-                    for (int i = 0; i < count; i++) {
-                        fBits[i] = i % 2 == 0 ? rnd.nextInt() : Float.floatToRawIntBits(rnd.nextFloat() * 1000);
-                        f.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, Float.intBitsToFloat(fBits[i]));
-                    }
-                    Reducer.of(DataType.F32, ReduceOp.AVG).finish(f, 0, count, contributors);
-                    for (int i = 0; i < count; i++) {
-                        float want = Float.intBitsToFloat(fBits[i]) / contributors;
-                        float got = f.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
-                        assertTrue(Float.isNaN(want) ? Float.isNaN(got) : Float.floatToRawIntBits(want) == Float.floatToRawIntBits(got),
-                                "f32 element " + i + " of " + count + " / " + contributors + ": " + want + " != " + got);
-                    }
-                    MemorySegment d = arena.allocate(8L * count + 5).asSlice(5, 8L * count);
-                    long[] dBits = new long[count];
-                    for (int i = 0; i < count; i++) {
-                        dBits[i] = i % 2 == 0 ? rnd.nextLong() : Double.doubleToRawLongBits(rnd.nextDouble() * 1000);
-                        d.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, Double.longBitsToDouble(dBits[i]));
-                    }
-                    Reducer.of(DataType.F64, ReduceOp.AVG).finish(d, 0, count, contributors);
-                    for (int i = 0; i < count; i++) {
-                        double want = Double.longBitsToDouble(dBits[i]) / contributors;
-                        double got = d.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
-                        assertTrue(Double.isNaN(want) ? Double.isNaN(got) : Double.doubleToRawLongBits(want) == Double.doubleToRawLongBits(got),
-                                "f64 element " + i + " of " + count + " / " + contributors + ": " + want + " != " + got);
+            for (DataType t : new DataType[] {DataType.F32, DataType.F64}) {
+                for (int count : new int[] {256, 257, 4096 + 13}) {
+                    for (int contributors : new int[] {2, 3, 7}) {
+                        MemorySegment d = arena.allocate(t.byteSize() * (count + 1L)).asSlice(3, t.byteSize() * count);
+                        double[] before = new double[count];
+                        for (int i = 0; i < count; i++) {
+                            // half any bit pattern (NaNs, infinities, subnormals), half ordinary values
+                            before[i] = i % 2 == 0 ? randomBits(t, rnd) : rnd.nextDouble() * 1000;
+                            setAt(t, d, i, before[i]);
+                        }
+                        Reducer.of(t, ReduceOp.AVG).finish(d, 0, count, contributors);
+                        for (int i = 0; i < count; i++) {
+                            double want = t == DataType.F32 ? (float) before[i] / contributors : before[i] / contributors;
+                            double got = t == DataType.F32 ? d.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i)
+                                    : d.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+                            assertTrue(Double.isNaN(want) ? Double.isNaN(got) : Double.doubleToRawLongBits(want) == Double.doubleToRawLongBits(got),
+                                    t + " element " + i + " of " + count + " / " + contributors + ": " + want + " != " + got);
+                        }
                     }
                 }
             }
+        }
+    }
+
+    /** A value of type {@code t} from random bits, widened to double exactly. */
+    private static double randomBits(DataType t, Random rnd) {
+        return t == DataType.F32 ? Float.intBitsToFloat(rnd.nextInt()) : Double.longBitsToDouble(rnd.nextLong());
+    }
+
+    private static void setAt(DataType t, MemorySegment s, int i, double v) {
+        if (t == DataType.F32) {
+            s.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, (float) v);
+        } else {
+            s.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, v);
         }
     }
 
