@@ -110,7 +110,7 @@ public final class OverlapPerf extends CommunicatorTool {
              GradientBucketer bucketer = views
                      ? GradientBucketer.withBucketViews(comm, DataType.F32, sizes, bucketBytes, ReduceOp.AVG)
                      : new GradientBucketer(comm, DataType.F32, gradients(arena, sizes), bucketBytes, ReduceOp.AVG)) {
-            double allReduceAlone = median(comm, () -> backward(bucketer, "none", 0));
+            double allReduceAlone = median(comm, () -> backward(bucketer, "none", 0)).time();
             double[] layerNanos = {layerMicros > 0 ? layerMicros * 1e3 : allReduceAlone / layers};
             comm.broadcast(layerNanos, 0); // one backward length on every rank
             if (comm.rank() == 0) {
@@ -124,13 +124,12 @@ public final class OverlapPerf extends CommunicatorTool {
             for (String kind : backwards) {
                 long layer = layerMicros > 0 || !kind.equals("wait") ? (long) layerNanos[0]
                         : calibrate(comm, kind, (long) layerNanos[0], allReduceAlone);
-                double alone = median(comm, () -> backward(null, kind, layer));
-                double[] tail = new double[1];
-                double both = median(comm, () -> backward(bucketer, kind, layer), tail);
+                double alone = median(comm, () -> backward(null, kind, layer)).time();
+                Median both = median(comm, () -> backward(bucketer, kind, layer));
                 double bound = (alone + allReduceAlone) / (alone + allReduceAlone / bucketer.bucketCount());
                 if (comm.rank() == 0) {
                     out.printf(Locale.ROOT, "  %-9s %13.1f %18.3f %20.3f %10.3f %24.3f %19.2f %6.2f%n", kind, layer / 1e3,
-                            alone / 1e6, allReduceAlone / 1e6, both / 1e6, tail[0] / 1e6, (alone + allReduceAlone) / both,
+                            alone / 1e6, allReduceAlone / 1e6, both.time() / 1e6, both.waited() / 1e6, (alone + allReduceAlone) / both.time(),
                             bound);
                     out.flush();
                 }
@@ -148,7 +147,7 @@ public final class OverlapPerf extends CommunicatorTool {
         double[] layer = {layerNanos};
         for (int round = 0; round < 3; round++) {
             long l = (long) layer[0];
-            double measured = median(comm, () -> backward(null, kind, l));
+            double measured = median(comm, () -> backward(null, kind, l)).time();
             layer[0] = Math.max(1_000, layer[0] + (target - measured) / layers);
             comm.broadcast(layer, 0);
         }
@@ -205,16 +204,11 @@ public final class OverlapPerf extends CommunicatorTool {
         sink = x;
     }
 
-    /** Median over the iterations of the slowest rank's time of {@code body}, in ns; all ranks start together. */
-    private double median(Communicator comm, LongSupplier body) {
-        return median(comm, body, new double[1]);
-    }
-
     /**
-     * {@link #median(Communicator, LongSupplier)}, and in {@code waited[0]} the median of the
-     * slowest rank's wait that {@code body} returns (its time in {@code finish}), in ns.
+     * Medians over the iterations of the slowest rank's time of {@code body} and of the wait it
+     * returned (its time in {@code finish}), in ns; all ranks start together.
      */
-    private double median(Communicator comm, LongSupplier body, double[] waited) {
+    private Median median(Communicator comm, LongSupplier body) {
         double[] times = new double[iters];
         double[] waits = new double[iters];
         for (int i = -warmup; i < iters; i++) {
@@ -230,7 +224,10 @@ public final class OverlapPerf extends CommunicatorTool {
         comm.allReduce(waits, ReduceOp.MAX);
         Arrays.sort(times);
         Arrays.sort(waits);
-        waited[0] = waits[iters / 2];
-        return times[iters / 2];
+        return new Median(times[iters / 2], waits[iters / 2]);
+    }
+
+    /** A {@link #median}: of the whole body's time and of its wait in {@code finish}, in ns. */
+    private record Median(double time, double waited) {
     }
 }

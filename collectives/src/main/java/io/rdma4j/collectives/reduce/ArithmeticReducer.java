@@ -40,7 +40,7 @@ abstract class ArithmeticReducer extends AbstractReducer {
             }
             return;
         }
-        long from = loops == KernelLoops.VECTOR && type.bytes(n) >= SIMD_MIN_BYTES ? vectors(d, dOff, a, aOff, b, bOff, n) : 0;
+        long from = simd(n) ? vectors(d, dOff, a, aOff, b, bOff, n) : 0;
         switch (op) {
             case SUM, AVG -> sum(d, dOff, a, aOff, b, bOff, from, n);
             case PROD -> prod(d, dOff, a, aOff, b, bOff, from, n);
@@ -56,7 +56,7 @@ abstract class ArithmeticReducer extends AbstractReducer {
         }
         checkContributors(contributors);
         if (loops != KernelLoops.STAGED) {
-            long from = loops == KernelLoops.VECTOR && type.bytes(n) >= SIMD_MIN_BYTES ? vectorsDivided(d, off, n, contributors) : 0;
+            long from = simd(n) ? vectorsDivided(d, off, n, contributors) : 0;
             divide(d, off, from, n, contributors);
             return;
         }
@@ -68,6 +68,11 @@ abstract class ArithmeticReducer extends AbstractReducer {
 
     /** One block of {@code m <= Blocks.BLOCK} elements of {@link #reduceInto}, through the thread's {@link Blocks}. */
     abstract void stagedBlock(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, int m);
+
+    /** Whether a call over {@code n} elements starts with the SIMD loop (see {@link #SIMD_MIN_BYTES}). */
+    private boolean simd(long n) {
+        return loops == KernelLoops.VECTOR && type.bytes(n) >= SIMD_MIN_BYTES;
+    }
 
     /** One block of AVG's division, through the thread's {@link Blocks}. */
     abstract void stagedDivide(MemorySegment d, long off, int m, int contributors);

@@ -315,10 +315,8 @@ class ReducerTest {
 
     @Test
     void simdKernelsAreBitIdenticalToScalarOnes() {
-        // the test JVM runs with --add-modules jdk.incubator.vector (pom), so of() is the SIMD kernel
         DataType[] simdTypes = {DataType.F32, DataType.F64, DataType.I32, DataType.I64};
-        assertNotSame(Reducers.in(KernelLoops.SEGMENT, DataType.F32, ReduceOp.SUM), Reducer.of(DataType.F32, ReduceOp.SUM),
-                "SIMD kernels are off in the test JVM: " + Simd.describe());
+        assertSimdKernelsOn(ReduceOp.SUM);
         Random rnd = new Random(11);
         try (Arena arena = Arena.ofConfined()) {
             for (DataType t : simdTypes) {
@@ -350,8 +348,7 @@ class ReducerTest {
     void simdAvgDivisionIsTheScalarDivisionBitForBit() {
         // AVG's division of whole vectors (F32/F64 from SIMD_MIN_BYTES) against x / n computed here,
         // element by element: any bit pattern, across the vector tail, at an unaligned offset
-        assertNotSame(Reducers.in(KernelLoops.SEGMENT, DataType.F32, ReduceOp.AVG), Reducer.of(DataType.F32, ReduceOp.AVG),
-                "SIMD kernels are off in the test JVM: " + Simd.describe());
+        assertSimdKernelsOn(ReduceOp.AVG);
         Random rnd = new Random(14);
         try (Arena arena = Arena.ofConfined()) {
             for (DataType t : new DataType[] {DataType.F32, DataType.F64}) {
@@ -376,6 +373,12 @@ class ReducerTest {
                 }
             }
         }
+    }
+
+    /** The test JVM runs with --add-modules jdk.incubator.vector (pom), so of() is the SIMD kernel. */
+    private static void assertSimdKernelsOn(ReduceOp op) {
+        assertNotSame(Reducers.in(KernelLoops.SEGMENT, DataType.F32, op), Reducer.of(DataType.F32, op),
+                "SIMD kernels are off in the test JVM: " + Simd.describe());
     }
 
     /** A value of type {@code t} from random bits, widened to double exactly. */
