@@ -41,10 +41,11 @@ final class SendQueue implements AutoCloseable {
     private long retired;
     private int sinceSignal;
     private boolean unsignalledMark;
-    /** Statistics (tests, diagnostics): work requests posted, post_send calls, signalled requests. */
+    /** Statistics (tests, diagnostics): work requests posted, post_send calls, signalled and inline requests. */
     private long workRequests;
     private long doorbells;
     private long signalled;
+    private long inlined;
 
     SendQueue(int index, QueuePair qp, int batchSize, int signalInterval) {
         this.index = index;
@@ -88,6 +89,10 @@ final class SendQueue implements AutoCloseable {
         return signalled;
     }
 
+    long inlined() {
+        return inlined;
+    }
+
     /**
      * Adds a work request to the batch (posting the batch first if it is full). {@code mark} is
      * the request slot this work request finishes on this QP, -1 if none; {@code signal} forces a
@@ -95,6 +100,16 @@ final class SendQueue implements AutoCloseable {
      */
     void add(SendOpcode op, long localAddress, long length, int lkey, long remoteAddress, int rkey, int immediate,
              int mark, boolean signal) {
+        add(op, localAddress, length, lkey, remoteAddress, rkey, immediate, mark, signal, inlines(length));
+    }
+
+    /**
+     * As {@link #add(SendOpcode, long, long, int, long, int, int, int, boolean)}, inline only if
+     * {@code inline} (which needs {@link #inlines}): a source whose bytes may still change until
+     * the doorbell must not go inline.
+     */
+    void add(SendOpcode op, long localAddress, long length, int lkey, long remoteAddress, int rkey, int immediate,
+             int mark, boolean signal, boolean inline) {
         if (batch.count() == batch.capacity()) {
             flush();
         }
@@ -108,8 +123,9 @@ final class SendQueue implements AutoCloseable {
         } else if (mark >= 0) {
             unsignalledMark = true;
         }
-        if (op != SendOpcode.RDMA_READ && inlines(length)) {
+        if (inline && op != SendOpcode.RDMA_READ) {
             flags |= SendFlags.INLINE;
+            inlined++;
         }
         int w = batch.add(wrId(sequence), op, flags);
         if (length > 0) {

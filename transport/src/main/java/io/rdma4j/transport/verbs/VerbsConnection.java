@@ -57,7 +57,10 @@ import java.util.Arrays;
  * it into its fifo. So a ping-pong or a collective's exchange (an irecv and an isend to the same
  * peer, then a flush, in either order) posts one work request per side instead of two, one packet
  * where perftest's exchange sends one too. That is why {@code irecv} only queues its CTS: it is
- * written at the next flush or progress pass, or carried by an eager isend before that.
+ * written at the next flush or progress pass, or carried by an eager isend before that. An eager
+ * message whose CTS is queued before it is posted is complete at once and goes inline when it fits
+ * ({@link #INLINE_CHOICES}); one without stays open (not inline) until the doorbell, for a CTS
+ * queued later.
  *
  * <p><b>One-sided</b>: writes and reads go straight to the peer's registered memory. A write with
  * an immediate also ends with a write-with-immediate on every QP, the one on QP 0 putting the
@@ -96,7 +99,13 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     private static final long DRAIN_NANOS = 2_000_000_000L;
     /** How often the peer's {@link Liveness} socket is read: a system call, so not on every pass. */
     private static final long LIVENESS_INTERVAL_NANOS = 10_000_000L;
-    private static final int MAX_INLINE = 64;
+    /**
+     * Inline data asked of a queue pair, most first: 256 bytes take an eager message that carries
+     * a CTS (80-byte header) with up to 176 bytes of payload, so a small message's packet leaves
+     * without the NIC reading its slot; providers that refuse that get 64 bytes (CTS entries,
+     * credit reports) or none.
+     */
+    private static final int[] INLINE_CHOICES = {256, 64, 0};
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -224,27 +233,30 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     /**
-     * An RC queue pair with {@link #MAX_INLINE} bytes of inline data, or without inline data where
-     * the provider grants none (staged sources work without it); both errors when neither works.
+     * An RC queue pair with the most inline data of {@link #INLINE_CHOICES} the provider grants
+     * (staged sources work without any); the errors of every choice when none works.
      */
     private static QueuePair createQp(VerbsDevice device, CompletionQueue cq, int sqDepth, int rqDepth, int peer) {
-        try {
-            return device.pd.createQueuePair(QpType.RC, cq, cq, new QpCapabilities(sqDepth, rqDepth, 1, 1, MAX_INLINE));
-        } catch (RuntimeException inlineRefused) {
+        RuntimeException refused = null;
+        for (int inline : INLINE_CHOICES) {
             try {
-                QueuePair qp = device.pd.createQueuePair(QpType.RC, cq, cq, new QpCapabilities(sqDepth, rqDepth, 1, 1, 0));
-                LOG.log(Level.INFO, "queue pair to peer " + peer + " created without inline data, refused with "
-                        + MAX_INLINE + " bytes: " + inlineRefused.getMessage());
+                QueuePair qp = device.pd.createQueuePair(QpType.RC, cq, cq, new QpCapabilities(sqDepth, rqDepth, 1, 1, inline));
+                if (refused != null) {
+                    LOG.log(Level.INFO, "queue pair to peer " + peer + " created with " + inline
+                            + " bytes of inline data, refused with more: " + refused.getMessage());
+                }
                 return qp;
-            } catch (RuntimeException failed) {
-                TransportException e = new TransportException(peer, "could not create an RC queue pair to peer " + peer
-                        + " (send queue " + sqDepth + ", receive queue " + rqDepth + "): with " + MAX_INLINE
-                        + " bytes of inline data: " + inlineRefused.getMessage() + "; without inline data: "
-                        + failed.getMessage(), inlineRefused);
-                e.addSuppressed(failed);
-                throw e;
+            } catch (RuntimeException e) {
+                if (refused == null) {
+                    refused = e;
+                } else {
+                    refused.addSuppressed(e);
+                }
             }
         }
+        throw new TransportException(peer, "could not create an RC queue pair to peer " + peer + " (send queue " + sqDepth
+                + ", receive queue " + rqDepth + ") with any of " + Arrays.toString(INLINE_CHOICES)
+                + " bytes of inline data: " + refused.getMessage(), refused);
     }
 
     ConnectionDescriptor descriptor() {
@@ -661,12 +673,17 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         long length = requests.length[s];
         EagerHeader.write(control, staged, requests.tag[s], length);
         MemorySegment.copy(requests.buffer[s].segment(), requests.offset[s], control, staged + EagerHeader.BYTES, length);
+        // With a receive's CTS queued, the header is complete now: it carries that CTS, and the
+        // message goes inline if it fits (the provider copies its bytes at the add: on a NIC no
+        // DMA read of the slot before the packet leaves). Without one it stays open, not inline,
+        // until the doorbell, so that a receive posted before then still rides in it.
+        boolean inline = sends[0].inlines(EagerHeader.BYTES + length) && writeNextCts(staged);
         credits.takeImmediate(0);
         sends[0].add(SendOpcode.RDMA_WRITE_WITH_IMM, controlAddress + staged, EagerHeader.BYTES + length, controlMr.lkey(),
-                peerControl + layout.eagerSlot(layout.eagerIn, k), peerControlRkey, Immediate.eager(k), s, false);
+                peerControl + layout.eagerSlot(layout.eagerIn, k), peerControlRkey, Immediate.eager(k), s, false, inline);
         requests.partsLeft[s] = events;
         requests.exposed[s] = true; // a completion will name its slot
-        if (sends[0].inlines(EagerHeader.BYTES + length)) {
+        if (inline) {
             openEager = -1;
         } else {
             openEager = staged;
@@ -792,15 +809,25 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
      */
     private int writeCts() {
         int n = 0;
+        while (writeNextCts(openEagerSlot())) {
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * Writes the oldest queued CTS entry into the eager header at {@code carrier}, or with a write
+     * of its own if {@code carrier} is -1; false if none is queued or the window or QP 0 lacks room.
+     */
+    private boolean writeNextCts(long carrier) {
         while (!ctsToWrite.isEmpty()) {
             int s = requests.pendingSlot(ctsToWrite.peek(0));
             if (s < 0) {
                 ctsToWrite.poll();
                 continue;
             }
-            long carrier = openEagerSlot();
             if (!credits.ctsWindowOpen() || (carrier < 0 && sends[0].free() < 1)) {
-                return n;
+                return false;
             }
             ctsToWrite.poll();
             long k = credits.takeCts();
@@ -819,9 +846,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             if (requests.eagerIndex[s] >= 0) {
                 deliverEager(s, requests.eagerIndex[s]); // its CTS completes the peer's eager isend
             }
-            n++;
+            return true;
         }
-        return n;
+        return false;
     }
 
     /** Issues backlog operations in order, stopping at the first that lacks credits or queue room. */

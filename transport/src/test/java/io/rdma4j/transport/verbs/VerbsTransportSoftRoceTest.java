@@ -435,23 +435,35 @@ class VerbsTransportSoftRoceTest {
         }
     }
 
+    /**
+     * Rank 1 posts its irecv first (its eager message carries the CTS and, at 8 bytes, goes
+     * inline), rank 0 its isend first (the message stays open until the doorbell and takes the
+     * CTS then): either way one work request per exchange, plus a credit report now and then.
+     */
     @Test
     void aClearToSendRidesInTheEagerMessageFlushedWithIt() throws Exception {
         int rounds = 32;
-        int bytes = 200;
         try (LocalGroup g = group(b -> b)) {
             g.run(RUN, (rank, t, store) -> {
                 Connection c = t.connection(1 - rank);
                 VerbsConnection vc = connection(t, 1 - rank);
-                try (RegisteredBuffer out = t.allocate(bytes); RegisteredBuffer in = t.allocate(bytes)) {
-                    exchange(t, c, out, in, rank, -1, bytes); // connection set up, first credits seen
-                    long posted = vc.workRequestsPosted(0);
-                    for (int i = 0; i < rounds; i++) {
-                        exchange(t, c, out, in, rank, i, bytes);
+                assertTrue(vc.sends[0].inlines(EagerHeader.BYTES + 8), "an 8-byte eager message with its CTS fits inline");
+                for (int bytes : new int[] {8, 200}) {
+                    try (RegisteredBuffer out = t.allocate(bytes); RegisteredBuffer in = t.allocate(bytes)) {
+                        exchange(t, c, out, in, rank, -1, bytes); // connection set up, first credits seen
+                        long posted = vc.workRequestsPosted(0);
+                        long inlined = vc.sends[0].inlined();
+                        for (int i = 0; i < rounds; i++) {
+                            exchange(t, c, out, in, rank, i, bytes);
+                        }
+                        long postedInRounds = vc.workRequestsPosted(0) - posted;
+                        assertTrue(postedInRounds <= rounds + rounds / 4, "rank " + rank + " posted " + postedInRounds
+                                + " work requests for " + rounds + " exchanges of an irecv and an eager isend of " + bytes + " B");
+                        if (rank == 1 && bytes == 8) {
+                            assertTrue(vc.sends[0].inlined() - inlined >= rounds, "rank 1 sent " + (vc.sends[0].inlined() - inlined)
+                                    + " of its " + rounds + " 8-byte messages (each carrying a CTS) inline");
+                        }
                     }
-                    long postedInRounds = vc.workRequestsPosted(0) - posted;
-                    assertTrue(postedInRounds <= rounds + rounds / 4, "rank " + rank + " posted " + postedInRounds
-                            + " work requests for " + rounds + " exchanges of an irecv and an eager isend");
                 }
             });
         }
