@@ -77,6 +77,9 @@ __attribute__((destructor)) static void report(void) {
         return;
     }
     long last = getenv("WSHIM_LAST") ? atol(getenv("WSHIM_LAST")) : 2500;
+    if (last < 2) {
+        last = 2; /* a span needs two doorbells; fewer (or a negative count) would divide by zero or copy a negative size */
+    }
     long from = samples > last ? samples - last : 0, m = samples - from;
     double sum = 0;
     memcpy(sorted, durations + from, m * sizeof(long));
