@@ -49,6 +49,13 @@ public final class P2pPerf {
     private static final long WARMUP_MAX_BYTES = 8192;
     /** Message size of the warm-up's bandwidth window: the code path of every larger size too. */
     private static final long WARMUP_BANDWIDTH_BYTES = 64 << 10;
+    /**
+     * Warm-up ping-pongs per warm-up bandwidth window: a round of the default 2000 ping-pongs
+     * also runs 250 windows, enough calls for the JIT to compile a window in the first rounds (a
+     * window per size and round was not: the quiet round came before the thresholds, and C2
+     * compiled the window inside the timed ones; 8 B on shm measured 3-4x below a longer run).
+     */
+    private static final int WARMUP_PINGS_PER_WINDOW = 8;
 
     private long minBytes = 1;
     private long maxBytes = 4L << 20;
@@ -210,7 +217,8 @@ public final class P2pPerf {
     }
 
     /**
-     * Untimed ping-pongs (and a bandwidth window) in rounds until a round passed in which neither
+     * Untimed ping-pongs and bandwidth windows at each warm-up size (and a window of
+     * {@link #WARMUP_BANDWIDTH_BYTES}) in rounds until a round passed in which neither
      * side's JIT compiled anything: a C2 compilation still running would share the CPU with the
      * measured loop (and, under emulation, with the kernel's Soft-RoCE work) and be measured as
      * the transport's cost. The sides agree after every round, so they stop together.
@@ -227,6 +235,9 @@ public final class P2pPerf {
             rounds = JitWarmup.untilQuietTogether(() -> {
                 for (long bytes : sizes) {
                     latency(t, c, buf, into, bytes, each, 0, timeout);
+                    if (bandwidth) {
+                        bandwidth(t, c, buf, ack, reqs, bytes, Math.max(1, each / WARMUP_PINGS_PER_WINDOW), 0, timeout);
+                    }
                 }
                 if (bandwidth) {
                     bandwidth(t, c, buf, ack, reqs, Math.min(WARMUP_BANDWIDTH_BYTES, maxBytes), 1, 0, timeout);
@@ -318,32 +329,45 @@ public final class P2pPerf {
     private static double bandwidth(Transport t, Connection c, RegisteredBuffer buf, RegisteredBuffer ack,
                                     long[] reqs, long bytes, int iters, int skip, long timeout) {
         boolean sender = t.rank() == 0;
-        int window = reqs.length;
         long t0 = 0;
         for (int i = 0; i < iters + skip; i++) {
             if (i == skip) {
                 t0 = System.nanoTime();
             }
             if (sender) {
-                long a = c.irecv(ack, 0, 4, TAG_ACK);
-                for (int k = 0; k < window; k++) {
-                    reqs[k] = c.isend(buf, 0, bytes, TAG_DATA);
-                }
-                for (int k = 0; k < window; k++) {
-                    t.await(reqs[k], timeout);
-                }
-                t.await(a, timeout);
+                sendWindow(t, c, buf, ack, reqs, bytes, timeout);
             } else {
-                for (int k = 0; k < window; k++) {
-                    reqs[k] = c.irecv(buf, 0, bytes, TAG_DATA);
-                }
-                for (int k = 0; k < window; k++) {
-                    t.await(reqs[k], timeout);
-                }
-                t.await(c.isend(ack, 0, 4, TAG_ACK), timeout);
+                receiveWindow(t, c, buf, ack, reqs, bytes, timeout);
             }
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
-        return (double) bytes * window * iters / seconds / 1e9;
+        return (double) bytes * reqs.length * iters / seconds / 1e9;
+    }
+
+    // One window per call, not a loop over windows inside one method: the JIT then compiles a
+    // window by its call count, which the warm-up reaches, instead of replacing the loop on the
+    // stack (OSR) once its back edges add up, which happened inside the timed windows and took
+    // one of the two CPUs from the ranks while it compiled.
+    private static void sendWindow(Transport t, Connection c, RegisteredBuffer buf, RegisteredBuffer ack, long[] reqs,
+                                   long bytes, long timeout) {
+        long a = c.irecv(ack, 0, 4, TAG_ACK);
+        for (int k = 0; k < reqs.length; k++) {
+            reqs[k] = c.isend(buf, 0, bytes, TAG_DATA);
+        }
+        for (int k = 0; k < reqs.length; k++) {
+            t.await(reqs[k], timeout);
+        }
+        t.await(a, timeout);
+    }
+
+    private static void receiveWindow(Transport t, Connection c, RegisteredBuffer buf, RegisteredBuffer ack, long[] reqs,
+                                      long bytes, long timeout) {
+        for (int k = 0; k < reqs.length; k++) {
+            reqs[k] = c.irecv(buf, 0, bytes, TAG_DATA);
+        }
+        for (int k = 0; k < reqs.length; k++) {
+            t.await(reqs[k], timeout);
+        }
+        t.await(c.isend(ack, 0, 4, TAG_ACK), timeout);
     }
 }
