@@ -51,9 +51,11 @@ public final class P2pPerf {
     private static final long WARMUP_BANDWIDTH_BYTES = 64 << 10;
     /**
      * Warm-up ping-pongs per warm-up bandwidth window: a round of the default 2000 ping-pongs
-     * also runs 250 windows, enough calls for the JIT to compile a window in the first rounds (a
-     * window per size and round was not: the quiet round came before the thresholds, and C2
-     * compiled the window inside the timed ones; 8 B on shm measured 3-4x below a longer run).
+     * also runs 250 windows, enough calls for the JIT's thresholds within the first rounds. The
+     * quiet round only says that nothing compiled in it; with too few windows per round it comes
+     * before a window was hot enough to compile, and C2 then compiles it inside the timed windows.
+     * To check: {@code -XX:+PrintCompilation} must show {@code sendWindow}/{@code receiveWindow}
+     * at tier 4 before the first size's result line.
      */
     private static final int WARMUP_PINGS_PER_WINDOW = 8;
 
@@ -345,18 +347,16 @@ public final class P2pPerf {
     }
 
     // One window per call, not a loop over windows inside one method: the JIT then compiles a
-    // window by its call count, which the warm-up reaches, instead of replacing the loop on the
-    // stack (OSR) once its back edges add up, which happened inside the timed windows and took
-    // one of the two CPUs from the ranks while it compiled.
+    // window by its call count, which the warm-up reaches, rather than replacing a long-running
+    // loop on the stack (OSR) once its back edges add up, whenever that happens to be; a
+    // compilation in the timed windows takes a CPU from the ranks.
     private static void sendWindow(Transport t, Connection c, RegisteredBuffer buf, RegisteredBuffer ack, long[] reqs,
                                    long bytes, long timeout) {
         long a = c.irecv(ack, 0, 4, TAG_ACK);
         for (int k = 0; k < reqs.length; k++) {
             reqs[k] = c.isend(buf, 0, bytes, TAG_DATA);
         }
-        for (int k = 0; k < reqs.length; k++) {
-            t.await(reqs[k], timeout);
-        }
+        awaitAll(t, reqs, timeout);
         t.await(a, timeout);
     }
 
@@ -365,9 +365,13 @@ public final class P2pPerf {
         for (int k = 0; k < reqs.length; k++) {
             reqs[k] = c.irecv(buf, 0, bytes, TAG_DATA);
         }
-        for (int k = 0; k < reqs.length; k++) {
-            t.await(reqs[k], timeout);
-        }
+        awaitAll(t, reqs, timeout);
         t.await(c.isend(ack, 0, 4, TAG_ACK), timeout);
+    }
+
+    private static void awaitAll(Transport t, long[] reqs, long timeout) {
+        for (long r : reqs) {
+            t.await(r, timeout);
+        }
     }
 }
