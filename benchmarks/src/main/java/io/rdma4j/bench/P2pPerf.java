@@ -42,7 +42,10 @@ public final class P2pPerf {
     private static final int TAG_DATA = 2;
     private static final int TAG_ACK = 3;
     private static final int TAG_WARMUP = 4;
-    /** Ping-pongs per JIT warm-up round (--jit-warmup), and the most rounds before measuring anyway. */
+    /**
+     * Warm-up calls of the latency loop per JIT warm-up round (--jit-warmup; three ping-pongs
+     * each, spread over the warm-up sizes), and the most rounds before measuring anyway.
+     */
     private static final int WARMUP_ROUND_CALLS = 2000;
     private static final int MAX_WARMUP_ROUNDS = 50;
     /** The largest latency size the warm-up ping-pongs at (larger ones take the bandwidth window's path). */
@@ -50,12 +53,13 @@ public final class P2pPerf {
     /** Message size of the warm-up's bandwidth window: the code path of every larger size too. */
     private static final long WARMUP_BANDWIDTH_BYTES = 64 << 10;
     /**
-     * Warm-up ping-pongs per warm-up bandwidth window: a round of the default 2000 ping-pongs
-     * also runs 250 windows, enough calls for the JIT's thresholds within the first rounds. The
-     * quiet round only says that nothing compiled in it; with too few windows per round it comes
-     * before a window was hot enough to compile, and C2 then compiles it inside the timed windows.
-     * To check: {@code -XX:+PrintCompilation} must show {@code sendWindow}/{@code receiveWindow}
-     * at tier 4 before the first size's result line.
+     * Warm-up latency calls per bandwidth window: a round of the default 2000 calls also runs
+     * 250 windows, enough calls for the JIT's thresholds within the first rounds. The quiet round
+     * only says that nothing compiled in it; with too few windows per round it comes before a
+     * window was hot enough to compile, and C2 then compiles it inside the timed windows.
+     * To check: {@code -XX:+PrintCompilation} must show {@code latency}, {@code sendWindow} and
+     * {@code receiveWindow} at tier 4 (no {@code %}: not on-stack replacement) before the first
+     * size's result line, and no uncommon trap of them after it.
      */
     private static final int WARMUP_PINGS_PER_WINDOW = 8;
 
@@ -80,7 +84,7 @@ public final class P2pPerf {
 
     private static final String USAGE = "usage: bin/rdma4j p2p-perf [-b min] [-e max] [-f factor] [-W window] "
             + "[-n iters<=8K] [-N iters>8K] [-t shm|tcp|verbs] [--measure both|latency|bandwidth] [--bw-bytes SIZE] "
-            + "[--jit-warmup PING-PONGS-PER-ROUND] [--csv FILE]";
+            + "[--jit-warmup LATENCY-CALLS-PER-ROUND] [--csv FILE]";
 
     int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
         if (List.of(args).contains("-h") || List.of(args).contains("--help")) {
@@ -236,7 +240,14 @@ public final class P2pPerf {
             int each = Math.max(1, jitWarmup / sizes.size());
             rounds = JitWarmup.untilQuietTogether(() -> {
                 for (long bytes : sizes) {
-                    latency(t, c, buf, into, bytes, each, 0, timeout);
+                    // Many short calls, not one long one: the JIT compiles latency() as a method by its
+                    // call count, which a round reaches, where one call per size left its loop
+                    // interpreted until C2 replaced it on the stack inside the timed call. Three
+                    // ping-pongs (one skipped) take every branch of the timed call, so the compiled
+                    // code has no uncommon trap on its path.
+                    for (int k = 0; k < each; k++) {
+                        latency(t, c, buf, into, bytes, 2, 1, timeout);
+                    }
                     if (bandwidth) {
                         bandwidth(t, c, buf, ack, reqs, bytes, Math.max(1, each / WARMUP_PINGS_PER_WINDOW), 0, timeout);
                     }
