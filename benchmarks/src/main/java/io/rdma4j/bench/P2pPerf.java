@@ -57,9 +57,6 @@ public final class P2pPerf {
      * 250 windows, enough calls for the JIT's thresholds within the first rounds. The quiet round
      * only says that nothing compiled in it; with too few windows per round it comes before a
      * window was hot enough to compile, and C2 then compiles it inside the timed windows.
-     * To check: {@code -XX:+PrintCompilation} must show {@code latency}, {@code sendWindow} and
-     * {@code receiveWindow} at tier 4 (no {@code %}: not on-stack replacement) before the first
-     * size's result line, and no uncommon trap of them after it.
      */
     private static final int WARMUP_PINGS_PER_WINDOW = 8;
 
@@ -228,6 +225,9 @@ public final class P2pPerf {
      * side's JIT compiled anything: a C2 compilation still running would share the CPU with the
      * measured loop (and, under emulation, with the kernel's Soft-RoCE work) and be measured as
      * the transport's cost. The sides agree after every round, so they stop together.
+     * To check: {@code -XX:+PrintCompilation} must show {@code latency}, {@code sendWindow} and
+     * {@code receiveWindow} at tier 4 (no {@code %}: not on-stack replacement) before the first
+     * size's result line, and no uncommon trap of them after it.
      */
     private void warmUp(Transport t, Connection c, RegisteredBuffer buf, RegisteredBuffer into, RegisteredBuffer ack,
                         long[] reqs, long timeout, PrintStream err) {
