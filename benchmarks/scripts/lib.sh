@@ -23,12 +23,14 @@ need_mpi() {
   fi
 }
 
-# Compiles benchmarks/c/$1.c into the build folder (when newer) and prints the binary's path.
+# Compiles benchmarks/c/$1.c into the build folder (when newer) and prints the binary's path
+# (with mpicc when it includes mpi.h).
 build_c() {
-  local src="$root/benchmarks/c/$1.c" bin="$root/benchmarks/$target/c/$1"
+  local src="$root/benchmarks/c/$1.c" bin="$root/benchmarks/$target/c/$1" cc=cc
   mkdir -p "$(dirname "$bin")"
+  if grep -q '<mpi.h>' "$src"; then cc=mpicc; fi
   if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
-    mpicc -O2 -Wall -pthread -o "$bin" "$src" >&2
+    "$cc" -O2 -Wall -pthread -o "$bin" "$src" >&2
   fi
   echo "$bin"
 }

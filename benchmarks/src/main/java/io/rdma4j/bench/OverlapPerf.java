@@ -35,14 +35,25 @@ import java.util.function.LongSupplier;
  *
  * <p>Two kinds of backward: {@code wait} parks for each layer's time without using the CPU (a GPU
  * computing while the CPU drives communication, the usual case in training), {@code cpu} computes
- * on the CPU for it. By default a layer's time is set so that the backward alone lasts as long
- * as the allreduce alone (measured first; rank 0's values are used everywhere): two parts of
- * equal length. Each time is the slowest rank's, the median over the iterations. The gradients
+ * on the CPU for it. The allreduce alone, the backward alone and both take turns in every
+ * iteration, so that all three are measured under the same conditions of the host (on a shared
+ * host the memory bandwidth an allreduce gets can move by a third from one second to the next);
+ * each time is the slowest rank's, the median over the iterations. By default a {@code wait}
+ * layer's time is calibrated so that the backward alone lasts as long as the allreduce alone,
+ * two parts of equal length: a parked layer wakes late by the timer's slack, so the measurement
+ * is repeated with the layer corrected by the measured difference until the two are within
+ * {@link #BALANCED} of each other (at most {@link #BALANCE_ATTEMPTS} times; the last is
+ * reported). A {@code cpu} layer ends on time unless its rank loses its core, which no correction
+ * fixes; it keeps the allreduce's share. The gradients
  * are views of the buckets by default ({@code --gradients copies}: the trainer's own segments,
  * copied in and out by the CPU, which then competes with the allreduce for it).
  */
 public final class OverlapPerf extends CommunicatorTool {
     private static final Duration AWAIT = Duration.ofMinutes(2);
+    /** How close a calibrated backward alone must come to the allreduce alone (a fraction of it). */
+    private static final double BALANCED = 0.05;
+    /** Measurements of a calibrated kind at most, each with the layer time corrected by the last one's difference. */
+    private static final int BALANCE_ATTEMPTS = 5;
 
     private int layers = 16;
     private long layerBytes = 1 << 20;
@@ -110,7 +121,7 @@ public final class OverlapPerf extends CommunicatorTool {
              GradientBucketer bucketer = views
                      ? GradientBucketer.withBucketViews(comm, DataType.F32, sizes, bucketBytes, ReduceOp.AVG)
                      : new GradientBucketer(comm, DataType.F32, gradients(arena, sizes), bucketBytes, ReduceOp.AVG)) {
-            double allReduceAlone = median(comm, () -> backward(bucketer, "none", 0)).time();
+            double allReduceAlone = medians(comm, () -> backward(bucketer, "none", 0))[0].time();
             double[] layerNanos = {layerMicros > 0 ? layerMicros * 1e3 : allReduceAlone / layers};
             comm.broadcast(layerNanos, 0); // one backward length on every rank
             if (comm.rank() == 0) {
@@ -122,14 +133,21 @@ public final class OverlapPerf extends CommunicatorTool {
                         "allreduce alone (ms)", "both (ms)", "after the backward (ms)", "overlap efficiency", "bound");
             }
             for (String kind : backwards) {
-                long layer = layerMicros > 0 || !kind.equals("wait") ? (long) layerNanos[0]
-                        : calibrate(comm, kind, (long) layerNanos[0], allReduceAlone);
-                double alone = median(comm, () -> backward(null, kind, layer)).time();
-                Median both = median(comm, () -> backward(bucketer, kind, layer));
-                double bound = (alone + allReduceAlone) / (alone + allReduceAlone / bucketer.bucketCount());
+                boolean calibrated = layerMicros <= 0 && kind.equals("wait");
+                long layer = (long) layerNanos[0];
+                Median[] turns = inTurns(comm, bucketer, kind, layer);
+                // the medians are the same on every rank (taken over the slowest rank), so is every decision here
+                for (int attempt = 1; calibrated && attempt < BALANCE_ATTEMPTS && !balanced(turns); attempt++) {
+                    layer = Math.max(1_000, layer + (long) ((turns[0].time() - turns[1].time()) / layers));
+                    turns = inTurns(comm, bucketer, kind, layer);
+                }
+                double allReduce = turns[0].time();
+                double alone = turns[1].time();
+                Median both = turns[2];
+                double bound = (alone + allReduce) / (alone + allReduce / bucketer.bucketCount());
                 if (comm.rank() == 0) {
                     out.printf(Locale.ROOT, "  %-9s %13.1f %18.3f %20.3f %10.3f %24.3f %19.2f %6.2f%n", kind, layer / 1e3,
-                            alone / 1e6, allReduceAlone / 1e6, both.time() / 1e6, both.waited() / 1e6, (alone + allReduceAlone) / both.time(),
+                            alone / 1e6, allReduce / 1e6, both.time() / 1e6, both.waited() / 1e6, (alone + allReduce) / both.time(),
                             bound);
                     out.flush();
                 }
@@ -137,21 +155,15 @@ public final class OverlapPerf extends CommunicatorTool {
         }
     }
 
-    /**
-     * The layer time at which a {@code kind} backward alone lasts {@code target} ns: a parked
-     * layer wakes late by the timer's slack, so the plain quotient would make the backward the
-     * longer part. A few rounds of correcting by the measured difference, agreed from rank 0.
-     * (A computing layer ends on time unless its rank loses its core, which no correction fixes.)
-     */
-    private long calibrate(Communicator comm, String kind, long layerNanos, double target) {
-        double[] layer = {layerNanos};
-        for (int round = 0; round < 3; round++) {
-            long l = (long) layer[0];
-            double measured = median(comm, () -> backward(null, kind, l)).time();
-            layer[0] = Math.max(1_000, layer[0] + (target - measured) / layers);
-            comm.broadcast(layer, 0);
-        }
-        return (long) layer[0];
+    /** The allreduce alone, the backward alone and both, taking turns: their {@link #medians}. */
+    private Median[] inTurns(Communicator comm, GradientBucketer bucketer, String kind, long layerNanos) {
+        return medians(comm, () -> backward(bucketer, "none", 0), () -> backward(null, kind, layerNanos),
+                () -> backward(bucketer, kind, layerNanos));
+    }
+
+    /** Whether the backward alone and the allreduce alone of {@link #inTurns} differ by at most {@link #BALANCED}. */
+    private static boolean balanced(Median[] turns) {
+        return Math.abs(turns[1].time() - turns[0].time()) <= BALANCED * turns[0].time();
     }
 
     private static List<MemorySegment> gradients(Arena arena, long[] sizes) {
@@ -205,29 +217,41 @@ public final class OverlapPerf extends CommunicatorTool {
     }
 
     /**
-     * Medians over the iterations of the slowest rank's time of {@code body} and of the wait it
-     * returned (its time in {@code finish}), in ns; all ranks start together.
+     * Medians over the iterations of the slowest rank's time of each body and of the wait it
+     * returned (its time in {@code finish}), in ns; the bodies take turns within each iteration,
+     * and all ranks start each body together.
      */
-    private Median median(Communicator comm, LongSupplier body) {
-        double[] times = new double[iters];
-        double[] waits = new double[iters];
+    private Median[] medians(Communicator comm, LongSupplier... bodies) {
+        int k = bodies.length;
+        double[] times = new double[k * iters];
+        double[] waits = new double[k * iters];
         for (int i = -warmup; i < iters; i++) {
-            comm.barrier();
-            long t0 = System.nanoTime();
-            long wait = body.getAsLong();
-            if (i >= 0) {
-                times[i] = System.nanoTime() - t0;
-                waits[i] = wait;
+            for (int b = 0; b < k; b++) {
+                comm.barrier();
+                long t0 = System.nanoTime();
+                long wait = bodies[b].getAsLong();
+                if (i >= 0) {
+                    times[b * iters + i] = System.nanoTime() - t0;
+                    waits[b * iters + i] = wait;
+                }
             }
         }
         comm.allReduce(times, ReduceOp.MAX);
         comm.allReduce(waits, ReduceOp.MAX);
-        Arrays.sort(times);
-        Arrays.sort(waits);
-        return new Median(times[iters / 2], waits[iters / 2]);
+        Median[] medians = new Median[k];
+        for (int b = 0; b < k; b++) {
+            medians[b] = new Median(medianOf(times, b * iters, iters), medianOf(waits, b * iters, iters));
+        }
+        return medians;
     }
 
-    /** A {@link #median}: of the whole body's time and of its wait in {@code finish}, in ns. */
+    private static double medianOf(double[] values, int from, int count) {
+        double[] part = Arrays.copyOfRange(values, from, from + count);
+        Arrays.sort(part);
+        return part[count / 2];
+    }
+
+    /** One body's result in {@link #medians}: of the whole body's time and of its wait in {@code finish}, in ns. */
     private record Median(double time, double waited) {
     }
 }
