@@ -78,24 +78,37 @@ static double measure(float *send, float *recv, long long count, int in_place, i
     return best / n;
 }
 
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0, count), which it sorts. */
+static double median(double *v, int count) {
+    qsort(v, (size_t)count, sizeof(double), by_value);
+    return count % 2 ? v[count / 2] : (v[count / 2 - 1] + v[count / 2]) / 2;
+}
+
 /*
  * allreduce-perf --interleave R: R rounds, each calling every size once in a random order (the
  * same on every rank: the generator is seeded with the round) after a 4-byte allreduce, each
  * call timed alone, then every size back to back (4 timed calls after an untimed one);
- * out-of-place. Rank 0 prints each size's rank-averaged time per call both ways and their ratio.
+ * out-of-place. Rank 0 prints for each size, of the calls' times averaged over the ranks, the
+ * mean over the rounds both ways and their ratio, then the same with the median over the rounds.
  * As there, max(5, R / 10) uncounted rounds come first.
  */
 static void interleaved(float *send, float *recv, long long *sizes, double *table_us, int k, int rounds) {
     int rank, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    double *sec = calloc(2 * (size_t)k, sizeof(double)), *sum = calloc(2 * (size_t)k, sizeof(double));
+    /* seconds of size s in round r: interleaved at s * rounds + r, back to back at (k + s) * rounds + r */
+    size_t samples = 2 * (size_t)k * (size_t)rounds;
+    double *sec = calloc(samples, sizeof(double)), *sum = calloc(samples, sizeof(double));
     int *order = malloc((size_t)k * sizeof(int));
     float scalar = 1, scalar_out;
     MPI_Barrier(MPI_COMM_WORLD);
     int warm_rounds = rounds / 10 > 5 ? rounds / 10 : 5;
     for (int round = -warm_rounds; round < rounds; round++) {
-        if (round == 0) memset(sec, 0, 2 * (size_t)k * sizeof(double));
         srand((unsigned)round);
         for (int i = 0; i < k; i++) order[i] = i;
         for (int i = k - 1; i > 0; i--) {
@@ -108,25 +121,37 @@ static void interleaved(float *send, float *recv, long long *sizes, double *tabl
             MPI_Allreduce(&scalar, &scalar_out, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             MPI_Allreduce(send, recv, (int)(sizes[s] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-            sec[s] += MPI_Wtime() - t0;
+            double t = MPI_Wtime() - t0;
+            if (round >= 0) sec[(size_t)s * rounds + round] = t;
         }
         for (int i = 0; i < k; i++) {
             int s = order[i];
             MPI_Allreduce(send, recv, (int)(sizes[s] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             for (int c = 0; c < 4; c++) MPI_Allreduce(send, recv, (int)(sizes[s] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-            sec[k + s] += (MPI_Wtime() - t0) / 4;
+            double t = (MPI_Wtime() - t0) / 4;
+            if (round >= 0) sec[(size_t)(k + s) * rounds + round] = t;
         }
     }
-    MPI_Reduce(sec, sum, 2 * k, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(sec, sum, (int)samples, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# interleaved: %d rounds, every size once per round in a random order (the same on every rank),\n", rounds);
         printf("# each call after a 4-byte allreduce; each round also times every size back to back;\n");
-        printf("# mean time per call over the rounds and ranks; ratio = interleaved / back to back\n");
-        printf("# %10s  %12s  %18s  %16s  %6s\n", "size (B)", "table (us)", "back to back (us)", "interleaved (us)", "ratio");
+        printf("# time per call averaged over the ranks, then its mean and its median over the rounds;\n");
+        printf("# ratio = interleaved / back to back\n");
+        printf("# %10s  %12s  %18s  %16s  %6s  %18s  %16s  %6s\n", "size (B)", "table (us)", "back to back (us)",
+               "interleaved (us)", "ratio", "median b-to-b (us)", "median il. (us)", "ratio");
         for (int s = 0; s < k; s++) {
-            double il = sum[s] / n / rounds * 1e6, bb = sum[k + s] / n / rounds * 1e6;
-            printf("  %10lld  %12.2f  %18.2f  %16.2f  %6.2f\n", sizes[s], table_us[s], bb, il, il / bb);
+            double *il = sum + (size_t)s * rounds, *bb = sum + (size_t)(k + s) * rounds, il_mean = 0, bb_mean = 0;
+            for (int r = 0; r < rounds; r++) {
+                il[r] = il[r] / n * 1e6;
+                bb[r] = bb[r] / n * 1e6;
+                il_mean += il[r] / rounds;
+                bb_mean += bb[r] / rounds;
+            }
+            double il_median = median(il, rounds), bb_median = median(bb, rounds);
+            printf("  %10lld  %12.2f  %18.2f  %16.2f  %6.2f  %18.2f  %16.2f  %6.2f\n", sizes[s], table_us[s], bb_mean,
+                   il_mean, il_mean / bb_mean, bb_median, il_median, il_median / bb_median);
         }
     }
     free(sec);

@@ -22,6 +22,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
@@ -234,8 +235,11 @@ public final class CollectiveBenchmark {
      * after an untimed one), so that both are measured under the same conditions of the host,
      * taking turns: a shared host's memory bandwidth between two cores can change several-fold
      * from one second to the next, which makes a comparison with the table, timed earlier,
-     * meaningless. Rank 0 prints each size's mean over the rounds and ranks: in the table, back
-     * to back in the rounds, interleaved, and the ratio of the last two. The first
+     * meaningless. Rank 0 prints for each size its table time, then, of the calls' times averaged
+     * over the ranks, the mean over the rounds back to back and interleaved and their ratio, and
+     * the same with the median over the rounds: on a shared host a round in which a vCPU was
+     * taken away for a few milliseconds moves the mean of 200 calls of tens of microseconds by
+     * half, the median not. The first
      * {@link #interleaveWarmUpRounds} rounds, in front of the R, are not counted: the JIT
      * recompiles for the new mix of calls there (with 50 rounds counted from the first, a 64 KiB
      * call averaged 47-143 us interleaved; with 400, 24 us).
@@ -247,8 +251,9 @@ public final class CollectiveBenchmark {
         int k = sizes.size();
         int[] order = new int[k];
         MemorySegment scalar = arena.allocate(64, 64);
-        // [0, k): interleaved nanoseconds per size, [k, 2k): back-to-back nanoseconds per size
-        MemorySegment nanos = arena.allocate(16L * k, 8);
+        int rounds = o.interleaveRounds;
+        // nanoseconds of size i in round r: interleaved at i * rounds + r, back to back at (k + i) * rounds + r
+        MemorySegment nanos = arena.allocate(16L * k * rounds, 8);
         Slots[] slots = new Slots[k];
         long[] counts = new long[k];
         for (int i = 0; i < k; i++) {
@@ -256,11 +261,8 @@ public final class CollectiveBenchmark {
             slots[i] = coll.slots(sendBuf, recvBuf, counts[i], es, comm.rank(), n, !o.runsOutOfPlace());
         }
         comm.barrier();
-        int warmRounds = interleaveWarmUpRounds(o.interleaveRounds);
-        for (int round = -warmRounds; round < o.interleaveRounds; round++) {
-            if (round == 0) {
-                nanos.fill((byte) 0);
-            }
+        int warmRounds = interleaveWarmUpRounds(rounds);
+        for (int round = -warmRounds; round < rounds; round++) {
             Random random = new Random(round);
             for (int i = 0; i < k; i++) {
                 order[i] = i;
@@ -275,7 +277,10 @@ public final class CollectiveBenchmark {
                 comm.allReduce(scalar, scalar, 1, DataType.F32, ReduceOp.SUM);
                 long t0 = System.nanoTime();
                 coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
-                nanos.setAtIndex(F64, i, nanos.getAtIndex(F64, i) + (System.nanoTime() - t0));
+                long t = System.nanoTime() - t0;
+                if (round >= 0) {
+                    nanos.setAtIndex(F64, (long) i * rounds + round, t);
+                }
             }
             for (int i : order) {
                 coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
@@ -283,25 +288,42 @@ public final class CollectiveBenchmark {
                 for (int c = 0; c < ALONE_CALLS; c++) {
                     coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
                 }
-                nanos.setAtIndex(F64, k + i, nanos.getAtIndex(F64, k + i) + (System.nanoTime() - t0) / (double) ALONE_CALLS);
+                double t = (System.nanoTime() - t0) / (double) ALONE_CALLS;
+                if (round >= 0) {
+                    nanos.setAtIndex(F64, (long) (k + i) * rounds + round, t);
+                }
             }
         }
-        comm.allReduce(nanos, nanos, 2L * k, DataType.F64, ReduceOp.SUM);
+        comm.allReduce(nanos, nanos, 2L * k * rounds, DataType.F64, ReduceOp.SUM);
         if (!print) {
             return;
         }
         out.printf("# interleaved: %d rounds, every size once per round in a random order (the same on every rank),%n",
-                o.interleaveRounds);
+                rounds);
         out.println("# each call after a 4-byte allreduce; each round also times every size back to back;");
-        out.println("# mean time per call over the rounds and ranks; ratio = interleaved / back to back");
-        out.printf("# %10s  %12s  %18s  %16s  %6s%n", "size (B)", "table (us)", "back to back (us)", "interleaved (us)",
-                "ratio");
+        out.println("# time per call averaged over the ranks, then its mean and its median over the rounds;");
+        out.println("# ratio = interleaved / back to back");
+        out.printf("# %10s  %12s  %18s  %16s  %6s  %18s  %16s  %6s%n", "size (B)", "table (us)", "back to back (us)",
+                "interleaved (us)", "ratio", "median b-to-b (us)", "median il. (us)", "ratio");
         for (int i = 0; i < k; i++) {
-            double us = nanos.getAtIndex(F64, i) / 1e3 / n / o.interleaveRounds;
-            double aloneUs = nanos.getAtIndex(F64, k + i) / 1e3 / n / o.interleaveRounds;
-            out.printf(Locale.ROOT, "  %10d  %12.2f  %18.2f  %16.2f  %6.2f%n", sizes.get(i), tableUs[i], aloneUs, us,
-                    us / aloneUs);
+            double[] il = microsOverRanks(nanos, (long) i * rounds, rounds, n);
+            double[] bb = microsOverRanks(nanos, (long) (k + i) * rounds, rounds, n);
+            double ilMean = Arrays.stream(il).average().orElseThrow();
+            double bbMean = Arrays.stream(bb).average().orElseThrow();
+            double ilMedian = Medians.of(il);
+            double bbMedian = Medians.of(bb);
+            out.printf(Locale.ROOT, "  %10d  %12.2f  %18.2f  %16.2f  %6.2f  %18.2f  %16.2f  %6.2f%n", sizes.get(i),
+                    tableUs[i], bbMean, ilMean, ilMean / bbMean, bbMedian, ilMedian, ilMedian / bbMedian);
         }
+    }
+
+    /** {@code count} rank-summed nanosecond values from {@code from}: microseconds averaged over {@code n} ranks. */
+    private static double[] microsOverRanks(MemorySegment nanos, long from, int count, int n) {
+        double[] us = new double[count];
+        for (int r = 0; r < count; r++) {
+            us[r] = nanos.getAtIndex(F64, from + r) / 1e3 / n;
+        }
+        return us;
     }
 
     /** Untimed rounds before {@code rounds} interleaved ones: a tenth of them, at least 5. */

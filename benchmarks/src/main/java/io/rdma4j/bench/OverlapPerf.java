@@ -240,15 +240,9 @@ public final class OverlapPerf extends CommunicatorTool {
         comm.allReduce(waits, ReduceOp.MAX);
         Median[] medians = new Median[k];
         for (int b = 0; b < k; b++) {
-            medians[b] = new Median(medianOf(times, b * iters, iters), medianOf(waits, b * iters, iters));
+            medians[b] = new Median(Medians.of(times, b * iters, iters), Medians.of(waits, b * iters, iters));
         }
         return medians;
-    }
-
-    private static double medianOf(double[] values, int from, int count) {
-        double[] part = Arrays.copyOfRange(values, from, from + count);
-        Arrays.sort(part);
-        return part[count / 2];
     }
 
     /** One body's result in {@link #medians}: of the whole body's time and of its wait in {@code finish}, in ns. */

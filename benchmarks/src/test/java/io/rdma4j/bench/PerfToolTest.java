@@ -10,6 +10,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -46,8 +47,8 @@ class PerfToolTest {
     }
 
     /**
-     * --interleave: after the table, one row per size with its table time, its back-to-back and
-     * interleaved times of the rounds, and their ratio.
+     * --interleave: after the table, one row per size with its table time, then its back-to-back
+     * and interleaved times and their ratio, as means and as medians over the rounds.
      */
     @Test
     void interleavedSizesAreReportedBesideTheTable() {
@@ -58,8 +59,13 @@ class PerfToolTest {
         assertEquals(ExitStatus.OK, status, table);
         assertTrue(table.contains("# interleaved: 20 rounds"), table);
         for (long size : new long[] {1024, 4096, 16384, 65536}) {
-            assertTrue(table.lines().anyMatch(l -> l.matches(" +" + size + "( +[0-9]+\\.[0-9]{2}){4}")),
-                    size + " B has no interleaved row:\n" + table);
+            String row = table.lines().filter(l -> l.matches(" +" + size + "( +[0-9]+\\.[0-9]{2}){7}")).findFirst()
+                    .orElseThrow(() -> new AssertionError(size + " B has no interleaved row:\n" + table));
+            // size, table, mean back to back, mean interleaved, ratio, median back to back, median interleaved, ratio
+            double[] f = Arrays.stream(row.trim().split(" +")).mapToDouble(Double::parseDouble).toArray();
+            assertTrue(f[2] > 0 && f[3] > 0 && f[5] > 0 && f[6] > 0, row);
+            assertEquals(f[3] / f[2], f[4], 0.006 + 0.01 * f[4], "ratio of the means: " + row);
+            assertEquals(f[6] / f[5], f[7], 0.006 + 0.01 * f[7], "ratio of the medians: " + row);
         }
     }
 
