@@ -4,5 +4,6 @@
  */
 module io.rdma4j.nativesupport {
     exports io.rdma4j.nativesupport;
-    exports io.rdma4j.nativesupport.internal to io.rdma4j.verbs, io.rdma4j.cuda, io.rdma4j.transport;
+    exports io.rdma4j.nativesupport.internal to io.rdma4j.verbs, io.rdma4j.cuda, io.rdma4j.transport,
+            io.rdma4j.collectives;
 }

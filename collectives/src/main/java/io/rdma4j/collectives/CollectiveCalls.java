@@ -8,6 +8,7 @@ import io.rdma4j.collectives.core.CollectiveOp;
 import io.rdma4j.collectives.core.CommState;
 import io.rdma4j.collectives.core.Group;
 import io.rdma4j.collectives.reduce.Reducer;
+import io.rdma4j.nativesupport.internal.BulkCopy;
 import io.rdma4j.transport.SharedWindow;
 
 import java.lang.foreign.MemorySegment;
@@ -134,7 +135,7 @@ final class CollectiveCalls {
         Call c = begin(kind, type, null, count, -1, -1);
         MemorySegment own = recv.asSlice(bytes * rank(), bytes);
         if (!Binder.sameMemory(send, own)) {
-            MemorySegment.copy(send, 0, own, 0, bytes);
+            BulkCopy.copy(send, 0, own, 0, bytes);
         }
         if (size() == 1) {
             return;
@@ -206,7 +207,7 @@ final class CollectiveCalls {
             throw new IllegalArgumentException("allToAll needs distinct send and receive buffers");
         }
         Call c = begin(CollectiveKind.ALL_TO_ALL, type, null, count, -1, -1);
-        MemorySegment.copy(send, bytes * rank(), recv, bytes * rank(), bytes);
+        BulkCopy.copy(send, bytes * rank(), recv, bytes * rank(), bytes);
         if (size() == 1) {
             return;
         }

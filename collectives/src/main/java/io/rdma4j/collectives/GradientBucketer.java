@@ -1,5 +1,6 @@
 package io.rdma4j.collectives;
 
+import io.rdma4j.nativesupport.internal.BulkCopy;
 import io.rdma4j.transport.RegisteredBuffer;
 
 import java.lang.foreign.MemorySegment;
@@ -220,7 +221,7 @@ public final class GradientBucketer implements AutoCloseable {
         marked++;
         int b = bucketOf[gradIndex];
         if (copies) {
-            MemorySegment.copy(grads[gradIndex], 0, bucketData[b], offsetInBucket[gradIndex],
+            BulkCopy.copy(grads[gradIndex], 0, bucketData[b], offsetInBucket[gradIndex],
                     grads[gradIndex].byteSize());
         }
         pending[b]--;
@@ -251,7 +252,7 @@ public final class GradientBucketer implements AutoCloseable {
             awaitBucket(b, timeout, Math.max(1, timeoutNanos - (System.nanoTime() - start)));
         }
         for (int i = 0; copies && i < grads.length; i++) {
-            MemorySegment.copy(bucketData[bucketOf[i]], offsetInBucket[i], grads[i], 0, grads[i].byteSize());
+            BulkCopy.copy(bucketData[bucketOf[i]], offsetInBucket[i], grads[i], 0, grads[i].byteSize());
         }
         reset();
     }

@@ -7,6 +7,7 @@ import io.rdma4j.collectives.core.Group;
 import io.rdma4j.collectives.core.Ops;
 import io.rdma4j.collectives.core.Staging;
 import io.rdma4j.collectives.reduce.Reducer;
+import io.rdma4j.nativesupport.internal.BulkCopy;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.Transport;
 
@@ -85,7 +86,7 @@ public final class RecursiveDoublingAllReduce extends CollectiveOp {
         hs.write(s, sendSlot(0));
         hs.write(s, sendSlot(1));
         if (bytes > 0) {
-            MemorySegment.copy(c.send.segment(), c.sendOff, s, sendSlot(0) + HDR, bytes);
+            BulkCopy.copy(c.send.segment(), c.sendOff, s, sendSlot(0) + HDR, bytes);
         }
         for (int k = 0; k < levels; k++) {
             rreq[k] = Ops.recv(g, partner(k), control, recvSlot(k), SLOT, tag);
@@ -130,7 +131,7 @@ public final class RecursiveDoublingAllReduce extends CollectiveOp {
                 if (red.needsFinish()) {
                     red.finish(s, sendSlot(step) + HDR, c.count, c.contributors);
                 }
-                MemorySegment.copy(s, sendSlot(step) + HDR, c.recv.segment(), c.recvOff, bytes);
+                BulkCopy.copy(s, sendSlot(step) + HDR, c.recv.segment(), c.recvOff, bytes);
             }
         }
         return p;

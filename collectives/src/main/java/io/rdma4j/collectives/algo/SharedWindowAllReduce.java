@@ -7,6 +7,7 @@ import io.rdma4j.collectives.core.Descriptor;
 import io.rdma4j.collectives.core.Group;
 import io.rdma4j.collectives.core.Ops;
 import io.rdma4j.collectives.core.Partition;
+import io.rdma4j.nativesupport.internal.BulkCopy;
 import io.rdma4j.transport.SharedWindow;
 
 import java.lang.foreign.MemorySegment;
@@ -165,7 +166,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         MemorySegment mine = slots[g.rank()];
         hs.write(mine, base + DESC);
         if (bytes > 0) {
-            MemorySegment.copy(send, off, mine, base + PAYLOAD, bytes);
+            BulkCopy.copy(send, off, mine, base + PAYLOAD, bytes);
         }
         awaited = 2 * calls - 1;
         publish(awaited);
@@ -287,7 +288,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
             long lo = shardStart(r);
             long len = shardStart(r + 1) - lo;
             if (len > 0) {
-                MemorySegment.copy(slots[r], base + PAYLOAD + lo, recv, pieceOff + lo, len);
+                BulkCopy.copy(slots[r], base + PAYLOAD + lo, recv, pieceOff + lo, len);
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.rdma4j.collectives.core;
 
+import io.rdma4j.nativesupport.internal.BulkCopy;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.Transport;
 
@@ -59,7 +60,7 @@ public final class Binder {
         }
         RegisteredBuffer s = staging.scratch(scratchSlot, Math.max(bytes, 8));
         if (copyIn && bytes > 0) {
-            MemorySegment.copy(seg, 0, s.segment(), 0, bytes);
+            BulkCopy.copy(seg, 0, s.segment(), 0, bytes);
         }
         return s;
     }
@@ -67,7 +68,7 @@ public final class Binder {
     /** Copies a scratch-staged result back into a heap destination. */
     public void finishOut(Call c, MemorySegment recv, long bytes) {
         if (bytes > 0 && !recv.isNative()) {
-            MemorySegment.copy(c.recv.segment(), c.recvOff, recv, 0, bytes);
+            BulkCopy.copy(c.recv.segment(), c.recvOff, recv, 0, bytes);
         }
     }
 
@@ -92,7 +93,7 @@ public final class Binder {
 
     public static void copyIfDistinct(MemorySegment send, MemorySegment recv, long bytes) {
         if (bytes > 0 && !sameMemory(send, recv)) {
-            MemorySegment.copy(send, 0, recv, 0, bytes);
+            BulkCopy.copy(send, 0, recv, 0, bytes);
         }
     }
 }

@@ -15,11 +15,11 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The libc calls rdma4j makes itself (the one binding of them): close, getpagesize, fcntl,
- * poll, syscall (futexes) and sched_setaffinity. A failed call returns {@code -errno}, the
- * kernel's own convention, so each caller names the error in its own terms and no call
- * allocates (errno is captured into a per-thread segment). A function this platform's libc
- * lacks makes its method throw {@link UnsupportedOperationException}; {@link #hasSyscall()}
- * asks first.
+ * poll, syscall (futexes), sched_setaffinity and memmove (for {@link BulkCopy}). A failed call
+ * returns {@code -errno}, the kernel's own convention, so each caller names the error in its
+ * own terms and no call allocates (errno is captured into a per-thread segment). A function
+ * this platform's libc lacks makes its method throw {@link UnsupportedOperationException};
+ * {@link #hasSyscall()} and {@link #hasMemmove()} ask first.
  */
 @SuppressWarnings("restricted") // downcalls with the exact C signatures of these functions
 public final class LibC {
@@ -38,6 +38,11 @@ public final class LibC {
             JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.firstVariadicArg(1));
     private static final MethodHandle SCHED_SETAFFINITY = bind("sched_setaffinity",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS));
+    // no errno (memmove cannot fail); the addresses and the result (dst) as longs: nothing to
+    // wrap, nothing allocated
+    private static final MethodHandle MEMMOVE = LINKER.defaultLookup().find("memmove")
+            .map(m -> LINKER.downcallHandle(m, FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG)))
+            .orElse(null);
     private static final long PAGE_SIZE = pageSize0();
 
     private LibC() {
@@ -118,6 +123,24 @@ public final class LibC {
         try {
             long rc = (long) require(SYSCALL, "syscall").invokeExact(state, number, a1, a2, a3, a4, a5);
             return rc >= 0 ? rc : -errno(state);
+        } catch (Throwable t) {
+            throw NativeCalls.rethrow(t);
+        }
+    }
+
+    /** Whether {@link #memmove} is there. */
+    public static boolean hasMemmove() {
+        return MEMMOVE != null;
+    }
+
+    /**
+     * memmove(3): {@code bytes} bytes from address {@code src} to address {@code dst} (the ranges
+     * may overlap). Raw addresses: the caller has checked both ranges and keeps their memory
+     * alive during the call ({@link BulkCopy}).
+     */
+    public static void memmove(long dst, long src, long bytes) {
+        try {
+            long ignored = (long) require(MEMMOVE, "memmove").invokeExact(dst, src, bytes);
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.shm;
 
+import io.rdma4j.nativesupport.internal.BulkCopy;
 import io.rdma4j.transport.Connection;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.RemoteBuffer;
@@ -256,12 +257,12 @@ final class ShmConnection implements Connection {
                     // Release: the caller's earlier stores (e.g. into the source) are not reordered
                     // after the copy.
                     VarHandle.releaseFence();
-                    MemorySegment.copy(requests.segment[s], requests.segmentOffset[s], requests.remote[s],
+                    BulkCopy.copy(requests.segment[s], requests.segmentOffset[s], requests.remote[s],
                             requests.remoteAddress[s], requests.length[s]);
                 } else {
                     // Acquire: not read ahead of whatever told the caller the data was ready.
                     VarHandle.acquireFence();
-                    MemorySegment.copy(requests.remote[s], requests.remoteAddress[s], requests.segment[s],
+                    BulkCopy.copy(requests.remote[s], requests.remoteAddress[s], requests.segment[s],
                             requests.segmentOffset[s], requests.length[s]);
                 }
                 requests.placed[s] = true;
@@ -361,7 +362,7 @@ final class ShmConnection implements Connection {
                     + requests.length[slot] + " (chunk size " + inChunkSize + ")");
         }
         long from = inBounce + (chunksCopied % inChunkCount) * inChunkSize;
-        MemorySegment.copy(inFile, from, requests.segment[slot], requests.segmentOffset[slot] + received, length);
+        BulkCopy.copy(inFile, from, requests.segment[slot], requests.segmentOffset[slot] + received, length);
         chunksCopied++;
         LONG.setRelease(inFile, inChunksFreed, chunksCopied);
         requests.transferred[slot] = received + length;
@@ -444,7 +445,7 @@ final class ShmConnection implements Connection {
             long sent = requests.transferred[s];
             long n = Math.min(outChunkSize, length - sent);
             long to = outBounce + (chunksWritten % outChunkCount) * outChunkSize;
-            MemorySegment.copy(requests.segment[s], requests.segmentOffset[s] + sent, outFile, to, n);
+            BulkCopy.copy(requests.segment[s], requests.segmentOffset[s] + sent, outFile, to, n);
             chunksWritten++;
             requests.transferred[s] = sent + n;
             postEvent(e, recvId, sent + n == length ? EV_LAST_CHUNK : EV_CHUNK, n, 0);
@@ -468,7 +469,7 @@ final class ShmConnection implements Connection {
                         + address + " (+" + length + " bytes), which peer " + peer + " has not registered", null);
                 return true;
             }
-            MemorySegment.copy(requests.segment[s], requests.segmentOffset[s], target, address, length);
+            BulkCopy.copy(requests.segment[s], requests.segmentOffset[s], target, address, length);
         }
         postEvent(e, recvId, EV_DONE, length, 0);
         requests.complete(s, length);

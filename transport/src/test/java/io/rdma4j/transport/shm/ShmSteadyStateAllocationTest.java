@@ -25,6 +25,8 @@ class ShmSteadyStateAllocationTest {
     private static final int WARMUP = 20_000;
     private static final int MEASURED = 20_000;
     private static final int OPS_PER_ROUND = 5;
+    private static final int BYTES = 16 << 10;
+    private static final int LARGE = 12 << 10;
 
     private final ShmTestGroup group = new ShmTestGroup();
 
@@ -41,10 +43,10 @@ class ShmSteadyStateAllocationTest {
             Transport me = t[rank];
             Connection c = me.connection(1 - rank);
             try (Arena arena = Arena.ofConfined()) {
-                RegisteredBuffer shared = me.allocate(4096);
+                RegisteredBuffer shared = me.allocate(BYTES);
                 group.store.set("window" + rank, shared.remote().toBytes());
                 RemoteBuffer theirs = RemoteBuffer.fromBytes(group.store.get("window" + (1 - rank), Duration.ofSeconds(30)));
-                RegisteredBuffer priv = me.register(arena.allocate(4096));
+                RegisteredBuffer priv = me.register(arena.allocate(BYTES));
                 long before = 0;
                 for (int i = 0; i < WARMUP + MEASURED; i++) {
                     if (i == WARMUP) {
@@ -64,18 +66,22 @@ class ShmSteadyStateAllocationTest {
         t[1].close();
     }
 
-    /** Rank 0 sends into shared then private memory, writes with an immediate, reads; rank 1 mirrors. */
+    /**
+     * Rank 0 sends into shared then private memory, writes with an immediate, reads; rank 1
+     * mirrors. The sends and the read are larger than BulkCopy's threshold (8 KiB), so their
+     * copies go through memmove.
+     */
     private static void round(Transport me, Connection c, int rank, RegisteredBuffer shared, RegisteredBuffer priv,
                               RemoteBuffer theirs) {
         if (rank == 0) {
-            assertEquals(4096, me.await(c.isend(priv, 0, 4096, 1), TIMEOUT_NANOS));
-            assertEquals(100, me.await(c.isend(shared, 0, 100, 2), TIMEOUT_NANOS));
+            assertEquals(BYTES, me.await(c.isend(priv, 0, BYTES, 1), TIMEOUT_NANOS));
+            assertEquals(LARGE, me.await(c.isend(shared, 0, LARGE, 2), TIMEOUT_NANOS));
             assertEquals(64, me.await(c.write(shared, 0, theirs, 0, 64, 7), TIMEOUT_NANOS));
-            assertEquals(64, me.await(c.read(priv, 0, theirs, 64, 64), TIMEOUT_NANOS));
+            assertEquals(LARGE, me.await(c.read(priv, 0, theirs, 64, LARGE), TIMEOUT_NANOS));
             assertEquals(0, me.await(c.irecv(shared, 0, 0, 3), TIMEOUT_NANOS));
         } else {
-            assertEquals(4096, me.await(c.irecv(shared, 0, 4096, 1), TIMEOUT_NANOS));
-            assertEquals(100, me.await(c.irecv(priv, 0, 100, 2), TIMEOUT_NANOS));
+            assertEquals(BYTES, me.await(c.irecv(shared, 0, BYTES, 1), TIMEOUT_NANOS));
+            assertEquals(LARGE, me.await(c.irecv(priv, 0, LARGE, 2), TIMEOUT_NANOS));
             assertEquals(7, ShmTransportTest.waitImmediate(c));
             assertEquals(0, me.await(c.isend(shared, 0, 0, 3), TIMEOUT_NANOS));
         }
