@@ -266,16 +266,18 @@ public final class P2pPerf {
     }
 
     /**
-     * The latency sizes the warm-up ping-pongs at: every timed one up to {@link #WARMUP_MAX_BYTES}.
-     * One size would leave the copy branches of the others unprofiled (the JDK copies a segment
-     * of 64 bytes or more natively and a smaller one in a Java loop), and the first size to take
-     * such a branch deoptimized the send/receive path and was timed while C2 compiled it again:
-     * 64 B took 5-6 us on shm where 8 B and 512 B took 0.8-0.9.
+     * The latency sizes the warm-up ping-pongs at: every timed one up to {@link #WARMUP_MAX_BYTES},
+     * and the first timed one above it. One size would leave the copy branches of the others
+     * unprofiled (the JDK copies a segment of 64 bytes or more natively and a smaller one in a
+     * Java loop; the shm provider copies 8 KiB or more with libc's memmove), and the first size
+     * to take such a branch deoptimized the send/receive path and was timed while the JIT
+     * compiled it again: 64 B took 5-6 us on shm where 8 B and 512 B took 0.8-0.9, and 32 KiB
+     * 23-27 us where it took 1.3 with the memmove branch profiled.
      */
     private List<Long> warmUpSizes() {
         List<Long> sizes = new ArrayList<>();
         for (long bytes : ByteSizes.series(minBytes, maxBytes, factor, 0)) {
-            if (bytes <= WARMUP_MAX_BYTES) {
+            if (bytes <= WARMUP_MAX_BYTES || sizes.isEmpty() || sizes.getLast() <= WARMUP_MAX_BYTES) {
                 sizes.add(bytes);
             }
         }
