@@ -16,9 +16,9 @@ import java.util.Objects;
  * builds taking turns ({@code allreduce-perf --ranks 2 -b 64K -e 4M -f 4 -n 50 -w 10 -R 3 -p out},
  * eight pairs): while the VM's two vCPUs were 215-250 ns apart (the cache-line hand-off of
  * {@code benchmarks/c/core_latency}), 1 MiB took 188-224 us before and 74-102 us after, 4 MiB
- * 784-905 and 295-381, 64 KiB 17-21 and 8.5-12.5. While they were 50 ns apart (two hyperthreads
- * of one core, sharing their caches) both builds were 2x faster and the change did not show
- * beyond the noise (1 MiB 62 / 65 before, 59 / 90 after). To re-measure, turn it off with
+ * 784-905 and 295-381, 64 KiB 17-21 and 8.5-12.5. While they were 50 ns apart (probably two
+ * hyperthreads of one core, sharing their caches) both builds were 2x faster and the change did
+ * not show beyond the noise (1 MiB 62 / 65 before, 59 / 90 after). To re-measure, turn it off with
  * {@code -Drdma4j.memmove=false} or {@code RDMA4J_MEMMOVE=0} in one of two runs.
  *
  * <p>Below {@link #MIN_BYTES} glibc too copies with vector stores and the downcall's fixed cost
