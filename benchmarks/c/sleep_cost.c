@@ -1,9 +1,10 @@
 /*
- * What one timed sleep costs the CPU it wakes on: sleeps the given microseconds (nanosleep,
- * the system call a parked Java thread's timed wait ends in too) the given number of times and
- * prints the CPU time (user + system) and the wall time per sleep. On a virtual machine whose
- * timer interrupts and wake-ups exit to the hypervisor this CPU time is several microseconds,
- * taken from whatever else runs on that core.
+ * What one timed sleep costs the CPU it wakes on: sleeps the given microseconds (nanosleep; a
+ * parked Java thread's timed wait is a futex wait with a timeout, on the same kernel timers) the
+ * given number of times and prints the CPU time (user + system) and the wall time per sleep. On
+ * a virtual machine whose timer interrupts and wake-ups exit to the hypervisor this CPU time is
+ * several microseconds, taken from whatever else runs on that core; it is a lower bound (time
+ * the kernel or the hypervisor charges elsewhere is not counted).
  *
  *   cc -O2 -o sleep_cost sleep_cost.c && ./sleep_cost 150 20000
  */

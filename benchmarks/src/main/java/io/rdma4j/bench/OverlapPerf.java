@@ -147,8 +147,8 @@ public final class OverlapPerf extends CommunicatorTool {
                 double bound = (alone + allReduce) / (alone + allReduce / bucketer.bucketCount());
                 if (comm.rank() == 0) {
                     out.printf(Locale.ROOT, "  %-9s %13.1f %18.3f %20.3f %10.3f %24.3f %19.2f %6.2f%n", kind, layer / 1e3,
-                            alone / 1e6, allReduce / 1e6, both.time() / 1e6, both.waited() / 1e6, (alone + allReduce) / both.time(),
-                            bound);
+                            alone / 1e6, allReduce / 1e6, both.time() / 1e6, both.waited() / 1e6,
+                            (alone + allReduce) / both.time(), bound);
                     out.flush();
                 }
             }

@@ -60,7 +60,7 @@ public final class Binder {
         }
         RegisteredBuffer s = staging.scratch(scratchSlot, Math.max(bytes, 8));
         if (copyIn && bytes > 0) {
-            BulkCopy.copy(seg, 0, s.segment(), 0, bytes);
+            MemorySegment.copy(seg, 0, s.segment(), 0, bytes);
         }
         return s;
     }
@@ -68,7 +68,7 @@ public final class Binder {
     /** Copies a scratch-staged result back into a heap destination. */
     public void finishOut(Call c, MemorySegment recv, long bytes) {
         if (bytes > 0 && !recv.isNative()) {
-            BulkCopy.copy(c.recv.segment(), c.recvOff, recv, 0, bytes);
+            MemorySegment.copy(c.recv.segment(), c.recvOff, recv, 0, bytes);
         }
     }
 

@@ -26,9 +26,10 @@ import java.util.Objects;
  * read-only targets are checked (throwing as it throws), overlapping ranges are allowed, and a
  * heap segment, a segment confined to another thread or a platform without memmove falls back to
  * {@code MemorySegment.copy}; but memmove takes raw addresses (slices passed instead would be
- * allocated on every call), so an arena that another thread closes while the copy runs is not
- * detected. That is the rule for every buffer handed to a transport operation anyway: it stays
- * alive until the operation completed.
+ * allocated on every call) and is not an access the JVM tracks. Memory that another thread
+ * unmaps while the copy runs (forbidden anyway: a buffer handed to an operation stays alive until
+ * it completed), or a page that faults (a file mapping on a full tmpfs), ends the process instead
+ * of throwing; the shm transport therefore gives its mappings memory when it creates them.
  */
 public final class BulkCopy {
     /**
@@ -37,7 +38,7 @@ public final class BulkCopy {
      * with the vector width).
      */
     public static final long MIN_BYTES = 8192;
-    private static final boolean ENABLED = LibC.hasMemmove()
+    private static final boolean ENABLED = memmoveLinked()
             && enabled(System.getProperty("rdma4j.memmove"), System.getenv("RDMA4J_MEMMOVE"));
 
     private BulkCopy() {
@@ -46,7 +47,20 @@ public final class BulkCopy {
     /** Whether memmove copies are on: unless the property, else the variable, says 0, false or off (any case). */
     static boolean enabled(String property, String env) {
         String v = property != null ? property : env;
-        return v == null || !(v.equals("0") || v.equalsIgnoreCase("false") || v.equalsIgnoreCase("off"));
+        if (v == null) {
+            return true;
+        }
+        v = v.trim();
+        return !(v.equals("0") || v.equalsIgnoreCase("false") || v.equalsIgnoreCase("off"));
+    }
+
+    /** Whether libc's memmove could be bound (no native access, no libc: copies stay MemorySegment.copy). */
+    private static boolean memmoveLinked() {
+        try {
+            return LibC.hasMemmove();
+        } catch (LinkageError | RuntimeException unavailable) {
+            return false;
+        }
     }
 
     /** Whether large copies go through memmove in this JVM. */
@@ -62,13 +76,13 @@ public final class BulkCopy {
             MemorySegment.copy(src, srcOffset, dst, dstOffset, bytes);
             return;
         }
+        if (dst.isReadOnly()) {
+            throw new IllegalArgumentException("copy into a read-only segment");
+        }
         Objects.checkFromIndexSize(srcOffset, bytes, src.byteSize());
         Objects.checkFromIndexSize(dstOffset, bytes, dst.byteSize());
         if (!src.scope().isAlive() || !dst.scope().isAlive()) {
             throw new IllegalStateException("copy between segments of which one is already closed");
-        }
-        if (dst.isReadOnly()) {
-            throw new IllegalArgumentException("copy into a read-only segment");
         }
         LibC.memmove(dst.address() + dstOffset, src.address() + srcOffset, bytes);
         // an automatic arena's memory must not be freed before the copy returned

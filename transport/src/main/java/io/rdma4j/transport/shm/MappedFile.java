@@ -1,9 +1,12 @@
 package io.rdma4j.transport.shm;
 
+import io.rdma4j.transport.TransportException;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -11,11 +14,15 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * One shared file mapped read-write into this process. Each mapping has its own shared arena so
  * it can be unmapped on its own (a dead peer's files, a closed transport); a thread that touches
- * the segment after {@link #close()} gets an {@link IllegalStateException}, never a crash.
+ * the segment after {@link #close()} gets an {@link IllegalStateException}, never a crash. One
+ * exception: a copy through libc's memmove ({@code BulkCopy}, 8 KiB and more) is not an access
+ * the JDK tracks, so a close that another thread makes while such a copy runs (which the
+ * transport's threading rule forbids) unmaps the memory under it.
  */
 final class MappedFile implements AutoCloseable {
     private final Path path;
@@ -49,6 +56,24 @@ final class MappedFile implements AutoCloseable {
             arena.close();
             deleteQuietly(path);
             throw e;
+        }
+    }
+
+    /**
+     * Gives every page of {@code range} (a part of a mapping of this process's) its memory now,
+     * rewriting one byte per page with its own value. A page of a full tmpfs cannot be given
+     * memory, and touching it raises SIGBUS: here, in a Java access, the JVM turns that into an
+     * error, which becomes {@code full}'s message. Pages given memory here never fault later, so
+     * the copies into them that peers make with libc's memmove (BulkCopy), where a SIGBUS would
+     * end the process, are safe.
+     */
+    static void backWithMemory(MemorySegment range, Supplier<String> full) {
+        try {
+            for (long off = 0; off < range.byteSize(); off += ShmLayout.PAGE) {
+                range.set(ValueLayout.JAVA_BYTE, off, range.get(ValueLayout.JAVA_BYTE, off));
+            }
+        } catch (InternalError fault) { // "a fault occurred in an unsafe memory access"
+            throw new TransportException(-1, full.get(), fault);
         }
     }
 

@@ -3,6 +3,7 @@ package io.rdma4j.transport.shm;
 import io.rdma4j.transport.TransportException;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,11 +61,20 @@ final class ShmHeap implements AutoCloseable {
             slab = newSlab(reserved);
             address = allocators.get(slab).allocate(reserved, alignment);
         }
+        MemorySegment memory = slabs.get(slab).segment().asSlice(address, bytes);
+        try {
+            String slabName = files.slabName(slab);
+            MappedFile.backWithMemory(memory, () -> "shm: " + files.dir() + " is full: rank " + transport.rank()
+                    + " got no memory for a buffer of " + bytes + " bytes in " + slabName
+                    + " (raise the tmpfs size, e.g. docker --shm-size, or set RDMA4J_SHM_DIR)");
+        } catch (TransportException e) {
+            allocators.get(slab).free(address, reserved);
+            throw e;
+        }
         int index = freeIndices[--freeCount];
         generation[index] = generation[index] == Integer.MAX_VALUE ? 1 : generation[index] + 1;
         long key = RegionTable.key(index, generation[index]);
-        ShmBuffer buffer = new ShmBuffer(transport, slabs.get(slab).segment().asSlice(address, bytes), slab,
-                files.slabName(slab), address, reserved, index, key);
+        ShmBuffer buffer = new ShmBuffer(transport, memory, slab, files.slabName(slab), address, reserved, index, key);
         live[index] = buffer;
         table.publish(index, key, slab, address, bytes);
         return buffer;
