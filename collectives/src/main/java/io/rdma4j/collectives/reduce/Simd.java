@@ -1,6 +1,6 @@
 package io.rdma4j.collectives.reduce;
 
-import java.util.Locale;
+import io.rdma4j.nativesupport.internal.OffSwitch;
 
 /**
  * Whether the reduction kernels use {@link VectorKernels}: when the JVM runs with
@@ -67,13 +67,6 @@ public final class Simd {
     }
 
     static boolean decide(String property, String env, boolean modulePresent) {
-        String setting = property != null ? property : env;
-        if (setting != null) {
-            String s = setting.trim().toLowerCase(Locale.ROOT);
-            if (s.equals("0") || s.equals("false") || s.equals("off")) {
-                return false;
-            }
-        }
-        return modulePresent;
+        return modulePresent && !OffSwitch.turnedOff(property, env);
     }
 }

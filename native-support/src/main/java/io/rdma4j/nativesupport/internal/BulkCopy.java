@@ -44,14 +44,9 @@ public final class BulkCopy {
     private BulkCopy() {
     }
 
-    /** Whether memmove copies are on: unless the property, else the variable, says 0, false or off (any case). */
+    /** Whether memmove copies are on: unless the property, else the variable, turns them off ({@link OffSwitch}). */
     static boolean enabled(String property, String env) {
-        String v = property != null ? property : env;
-        if (v == null) {
-            return true;
-        }
-        v = v.trim();
-        return !(v.equals("0") || v.equalsIgnoreCase("false") || v.equalsIgnoreCase("off"));
+        return !OffSwitch.turnedOff(property, env);
     }
 
     /** Whether libc's memmove could be bound (no native access, no libc: copies stay MemorySegment.copy). */
