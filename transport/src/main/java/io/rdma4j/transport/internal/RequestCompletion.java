@@ -6,6 +6,8 @@ import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
 
+import java.util.function.Supplier;
+
 /**
  * {@link Transport#test} and {@link Transport#await} for every provider: a test drives the
  * provider's progress on the caller's thread (under the transport's lock, taken per poll so that
@@ -34,12 +36,19 @@ public final class RequestCompletion {
     private final ThreadLocal<IdleStrategy> idle;
     private int lastWork;
 
-    public RequestCompletion(RequestSlots requests, Progress progress, Object lock, int rank, TransportConfig config) {
+    /**
+     * @param idleStrategies makes each waiting thread's idle strategy: a transport that knows how
+     *                       many processes poll on its host passes {@link TransportConfig#newIdleStrategy(int)}
+     *                       (with a core each, a wait spins before it yields), one that does not
+     *                       {@link TransportConfig#newIdleStrategy()}
+     */
+    public RequestCompletion(RequestSlots requests, Progress progress, Object lock, int rank,
+                             Supplier<IdleStrategy> idleStrategies) {
         this.requests = requests;
         this.progress = progress;
         this.lock = lock;
         this.rank = rank;
-        this.idle = ThreadLocal.withInitial(config::newIdleStrategy);
+        this.idle = ThreadLocal.withInitial(idleStrategies);
     }
 
     /** The calling thread's idle strategy (each polling thread owns one). */

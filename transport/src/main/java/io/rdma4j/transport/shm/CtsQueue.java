@@ -5,7 +5,8 @@ import java.util.Arrays;
 /**
  * The clear-to-send entries a sender has taken off a receiver's CTS ring and not yet matched to
  * a send, oldest first. Entries are matched by tag, so one may leave from the middle; the ring
- * itself must be consumed in order, hence this local copy. Storage grows by doubling up to the
+ * itself must be consumed in order, hence this local copy. A receiver also queues here the
+ * entries its ring had no room for yet, and publishes them oldest first. Storage grows by doubling up to the
  * receiver's request table size (only while the connection warms up), then never allocates again.
  */
 final class CtsQueue {
@@ -83,6 +84,48 @@ final class CtsQueue {
 
     boolean isEmpty() {
         return head < 0;
+    }
+
+    /** The oldest entry, for a queue of entries still to publish; -1 when empty. */
+    int first() {
+        return head;
+    }
+
+    long recvId(int e) {
+        return recvId[e];
+    }
+
+    long capacity(int e) {
+        return capacity[e];
+    }
+
+    int tag(int e) {
+        return tag[e];
+    }
+
+    int kind(int e) {
+        return kind[e];
+    }
+
+    long region(int e) {
+        return region[e];
+    }
+
+    long address(int e) {
+        return address[e];
+    }
+
+    void removeFirst() {
+        unlink(head, -1);
+    }
+
+    boolean contains(long wantedRecvId) {
+        for (int e = head; e >= 0; e = next[e]) {
+            if (recvId[e] == wantedRecvId) {
+                return true;
+            }
+        }
+        return false;
     }
 
     void clear() {

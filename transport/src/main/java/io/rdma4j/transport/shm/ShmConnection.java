@@ -34,6 +34,15 @@ import java.lang.invoke.VarHandle;
  * overrun. Sends are matched to CTS entries per tag in post order on both sides; matched sends
  * are transferred in match order, so messages of one tag arrive in the order sent.
  *
+ * <p><i>Eager</i>: a send of up to {@link #EAGER_BYTES} does not wait for its CTS. It goes
+ * whole into one event entry (header and payload in one cache line, which is all the receiver
+ * fetches), and the receiver hands it to the oldest receive of its tag that no message has
+ * claimed, or keeps it ({@link EarlyMessages}) until one is posted. Its receive's CTS still
+ * comes, is matched like any other, and completes the send, so a send still completes only once
+ * a receive took it, and one larger than its receive fails on both sides. On a ping-pong the
+ * CTS, which the peer writes just before its answer, is then no longer fetched between the
+ * answer and the next message.
+ *
  * <p>One-sided {@link #write}/{@link #read} copy directly between the local buffer and the
  * peer's mapped slab after resolving the descriptor in the peer's region table; the immediate of
  * a write is published on the peer's immediate ring after the data (the release-store of the
@@ -65,11 +74,20 @@ final class ShmConnection implements Connection {
     private static final int EV_LAST_CHUNK = 3;
     private static final int EV_TOO_LONG = 4;
     private static final int EV_BAD_TARGET = 5;
+    /** A whole small message, sent before (or without looking for) its receive's CTS. */
+    private static final int EV_EAGER = 6;
     private static final long EV_RECV_ID = 0;
     private static final long EV_LENGTH = 8;
     private static final long EV_TYPE = 16;
     private static final int EV_SEQUENCE = 20;
     private static final long EV_AUX = 24;
+    /** An eager event: its tag where others carry the receive, its payload where others carry aux. */
+    private static final long EV_EAGER_TAG = EV_RECV_ID;
+    private static final long EV_PAYLOAD = EV_AUX;
+    /** The largest message sent eagerly: what fits in an event entry behind its header. */
+    static final int EAGER_BYTES = ShmLayout.EVENT_ENTRY - (int) EV_PAYLOAD;
+    /** Eager sends that may wait for their receive at once, which bounds the receiver's {@link EarlyMessages}. */
+    static final int EAGER_CREDITS = 64;
     /** An immediate entry: the 32-bit value, then the ring's sequence word. */
     private static final long IMM_VALUE = 0;
     private static final int IMM_SEQUENCE = 4;
@@ -107,8 +125,18 @@ final class ShmConnection implements Connection {
     private final SlotQueue unmatchedSends;
     private final SlotQueue activeSends;
     private final SlotQueue oneSided;
-    private final SlotQueue unpublishedReceives;
     private boolean matchNeeded;
+    /** Rendezvous sends not yet wholly written: while any is, later sends may not go eagerly. */
+    private int rendezvousSends;
+    /** Eager sends whose receive's CTS has not come yet. */
+    private int eagerSends;
+    private boolean lastSendEager;
+
+    // Receiving: CTS entries the ring had no room for yet, receives no send has claimed yet, and
+    // eager messages that came before their receive.
+    private final CtsQueue unpublishedCts;
+    private final SlotQueue unclaimedReceives;
+    private final EarlyMessages early;
 
     private String failure;
     private Throwable failureCause;
@@ -149,7 +177,9 @@ final class ShmConnection implements Connection {
         unmatchedSends = new SlotQueue(requests.next);
         activeSends = new SlotQueue(requests.next);
         oneSided = new SlotQueue(requests.next);
-        unpublishedReceives = new SlotQueue(requests.next);
+        unpublishedCts = new CtsQueue(64, own.requestCapacity);
+        unclaimedReceives = new SlotQueue(requests.next);
+        early = new EarlyMessages(EAGER_CREDITS, EAGER_BYTES);
     }
 
     @Override
@@ -169,10 +199,41 @@ final class ShmConnection implements Connection {
         checkRange(src, offset, length, "isend");
         checkOpen();
         int slot = acquire(RequestTable.SEND, tag, src.segment, offset, length);
+        lastSendEager = sendEagerly(slot);
+        if (!lastSendEager) {
+            rendezvousSends++;
+        }
         unmatchedSends.add(slot);
         matchNeeded = true;
         progress(); // latency: a receive that is already posted gets the data right away
         return requests.id(slot);
+    }
+
+    /**
+     * Writes a small send into the peer's event ring at once, header and payload in one entry,
+     * when that keeps every tag's messages in order: no earlier rendezvous send is still being
+     * written (the receiver pairs an eager message with the oldest receive of its tag that no
+     * earlier message claimed, so those claims must be in the ring before it), fewer than
+     * {@link #EAGER_CREDITS} eager sends wait for their receive, and the ring has room. The send
+     * still completes only with its receive's CTS, as a rendezvous send does.
+     */
+    private boolean sendEagerly(int s) {
+        long length = requests.length[s];
+        if (length > EAGER_BYTES || rendezvousSends > 0 || eagerSends >= EAGER_CREDITS) {
+            return false;
+        }
+        long e = eventsOut.claim();
+        if (e < 0) {
+            return false;
+        }
+        MemorySegment.copy(requests.segment[s], requests.segmentOffset[s], outFile, e + EV_PAYLOAD, length);
+        outFile.set(ValueLayout.JAVA_LONG, e + EV_EAGER_TAG, requests.tag[s]);
+        outFile.set(ValueLayout.JAVA_LONG, e + EV_LENGTH, length);
+        outFile.set(ValueLayout.JAVA_INT, e + EV_TYPE, EV_EAGER);
+        eventsOut.publish();
+        requests.placed[s] = true;
+        eagerSends++;
+        return true;
     }
 
     @Override
@@ -182,10 +243,16 @@ final class ShmConnection implements Connection {
         checkOpen();
         int slot = acquire(RequestTable.RECV, tag, dst.segment, offset, capacity);
         boolean direct = dst.regionKey() != 0;
-        requests.ctsKind[slot] = direct ? KIND_DIRECT : KIND_BOUNCE;
-        requests.ctsRegion[slot] = direct ? dst.regionKey() : 0;
-        requests.ctsAddress[slot] = direct ? dst.slabAddress() + offset : 0;
-        unpublishedReceives.add(slot);
+        long region = direct ? dst.regionKey() : 0;
+        long address = direct ? dst.slabAddress() + offset : 0;
+        // The CTS goes out even for a message that is already here: it completes the peer's send.
+        unpublishedCts.add(requests.id(slot), capacity, tag, direct ? KIND_DIRECT : KIND_BOUNCE, region, address);
+        int m = early.oldest(tag);
+        if (m >= 0) {
+            deliverEarly(slot, m);
+        } else {
+            unclaimedReceives.add(slot);
+        }
         publishReceives();
         return requests.id(slot);
     }
@@ -193,22 +260,76 @@ final class ShmConnection implements Connection {
     /** Publishes CTS entries for posted receives, oldest first, while the CTS ring has room. */
     private int publishReceives() {
         int work = 0;
-        for (int r = unpublishedReceives.first(); r >= 0; r = unpublishedReceives.first()) {
+        for (int q = unpublishedCts.first(); q >= 0; q = unpublishedCts.first()) {
             long e = ctsOut.claim();
             if (e < 0) {
                 break;
             }
-            inFile.set(ValueLayout.JAVA_LONG, e + CTS_RECV_ID, requests.id(r));
-            inFile.set(ValueLayout.JAVA_LONG, e + CTS_CAPACITY, requests.length[r]);
-            inFile.set(ValueLayout.JAVA_INT, e + CTS_TAG, requests.tag[r]);
-            inFile.set(ValueLayout.JAVA_INT, e + CTS_KIND, requests.ctsKind[r]);
-            inFile.set(ValueLayout.JAVA_LONG, e + CTS_REGION, requests.ctsRegion[r]);
-            inFile.set(ValueLayout.JAVA_LONG, e + CTS_ADDRESS, requests.ctsAddress[r]);
+            inFile.set(ValueLayout.JAVA_LONG, e + CTS_RECV_ID, unpublishedCts.recvId(q));
+            inFile.set(ValueLayout.JAVA_LONG, e + CTS_CAPACITY, unpublishedCts.capacity(q));
+            inFile.set(ValueLayout.JAVA_INT, e + CTS_TAG, unpublishedCts.tag(q));
+            inFile.set(ValueLayout.JAVA_INT, e + CTS_KIND, unpublishedCts.kind(q));
+            inFile.set(ValueLayout.JAVA_LONG, e + CTS_REGION, unpublishedCts.region(q));
+            inFile.set(ValueLayout.JAVA_LONG, e + CTS_ADDRESS, unpublishedCts.address(q));
             ctsOut.publish();
-            unpublishedReceives.remove(r, -1);
+            unpublishedCts.removeFirst();
             work++;
         }
         return work;
+    }
+
+    private void deliverEarly(int slot, int m) {
+        int length = early.length(m);
+        if (length > requests.length[slot]) {
+            early.take(m, requests.segment[slot], requests.segmentOffset[slot], 0);
+            failTooLong(slot, length);
+        } else {
+            early.take(m, requests.segment[slot], requests.segmentOffset[slot], length);
+            requests.complete(slot, length);
+        }
+    }
+
+    private void failTooLong(int slot, long sent) {
+        requests.fail(slot, "peer " + peer + " sent " + sent + " bytes under tag " + requests.tag[slot]
+                + ", more than the " + requests.length[slot] + " bytes this irecv offered", null);
+    }
+
+    /** An eager message: to the oldest receive of its tag that no message claimed, or kept until one is posted. */
+    private void receiveEager(long e) {
+        long tagWord = inFile.get(ValueLayout.JAVA_LONG, e + EV_EAGER_TAG);
+        long length = inFile.get(ValueLayout.JAVA_LONG, e + EV_LENGTH);
+        if (length < 0 || length > EAGER_BYTES || tagWord != (int) tagWord) {
+            throw new ProtocolViolation("eager message of " + length + " bytes under tag " + tagWord
+                    + " (at most " + EAGER_BYTES + " bytes)");
+        }
+        int tag = (int) tagWord;
+        int previous = -1;
+        for (int r = unclaimedReceives.first(); r >= 0; previous = r, r = unclaimedReceives.next(r)) {
+            if (requests.tag[r] == tag) {
+                unclaimedReceives.remove(r, previous);
+                if (length > requests.length[r]) {
+                    failTooLong(r, length);
+                } else {
+                    MemorySegment.copy(inFile, e + EV_PAYLOAD, requests.segment[r], requests.segmentOffset[r], length);
+                    requests.complete(r, length);
+                }
+                return;
+            }
+        }
+        if (!early.add(tag, inFile, e + EV_PAYLOAD, (int) length)) {
+            throw new ProtocolViolation("more than " + EAGER_CREDITS + " eager messages before their receives");
+        }
+    }
+
+    /** A rendezvous event names its receive: from its first event on, no eager message may take it. */
+    private void claim(int slot) {
+        int previous = -1;
+        for (int r = unclaimedReceives.first(); r >= 0; previous = r, r = unclaimedReceives.next(r)) {
+            if (r == slot) {
+                unclaimedReceives.remove(r, previous);
+                return;
+            }
+        }
     }
 
     @Override
@@ -326,14 +447,23 @@ final class ShmConnection implements Connection {
     private int progressInbound() {
         int work = publishReceives();
         for (long e = eventsIn.peek(); e >= 0; e = eventsIn.peek()) {
+            int type = inFile.get(ValueLayout.JAVA_INT, e + EV_TYPE);
+            if (type == EV_EAGER) {
+                receiveEager(e);
+                eventsIn.release();
+                work++;
+                continue;
+            }
             long recvId = inFile.get(ValueLayout.JAVA_LONG, e + EV_RECV_ID);
             long length = inFile.get(ValueLayout.JAVA_LONG, e + EV_LENGTH);
-            int type = inFile.get(ValueLayout.JAVA_INT, e + EV_TYPE);
             long aux = inFile.get(ValueLayout.JAVA_LONG, e + EV_AUX);
             int slot = requests.slot(recvId);
             if (slot < 0 || requests.kind[slot] != RequestTable.RECV || requests.peer[slot] != peer
                     || !requests.pending(slot)) {
                 throw new ProtocolViolation("event " + type + " for request " + recvId + ", which is no pending irecv from peer " + peer);
+            }
+            if (requests.transferred[slot] == 0) {
+                claim(slot);
             }
             switch (type) {
                 case EV_DONE -> {
@@ -343,8 +473,7 @@ final class ShmConnection implements Connection {
                     requests.complete(slot, length);
                 }
                 case EV_CHUNK, EV_LAST_CHUNK -> copyChunkOut(slot, length, type == EV_LAST_CHUNK);
-                case EV_TOO_LONG -> requests.fail(slot, "peer " + peer + " sent " + aux + " bytes under tag "
-                        + requests.tag[slot] + ", more than the " + requests.length[slot] + " bytes this irecv offered", null);
+                case EV_TOO_LONG -> failTooLong(slot, aux);
                 case EV_BAD_TARGET -> requests.fail(slot, "peer " + peer + " refused to write " + length
                         + " bytes into this irecv's target: region key " + aux + " is not (any longer) registered", null);
                 default -> throw new ProtocolViolation("unknown event type " + type);
@@ -373,7 +502,10 @@ final class ShmConnection implements Connection {
 
     private int progressOutbound() {
         int work = 0;
-        for (long e; cts.hasRoom() && (e = ctsIn.peek()) >= 0; work++) {
+        // After an eager send, only for a send that waits for a CTS: the peer writes its CTS just
+        // before the message it answers with, and a pass that fetched that line first would hand
+        // the message on later. After a rendezvous send, ahead of need.
+        for (long e; (!unmatchedSends.isEmpty() || !lastSendEager) && cts.hasRoom() && (e = ctsIn.peek()) >= 0; work++) {
             long recvId = outFile.get(ValueLayout.JAVA_LONG, e + CTS_RECV_ID);
             long capacity = outFile.get(ValueLayout.JAVA_LONG, e + CTS_CAPACITY);
             int tag = outFile.get(ValueLayout.JAVA_INT, e + CTS_TAG);
@@ -414,6 +546,28 @@ final class ShmConnection implements Connection {
 
     /** Moves a matched send forward; true once it completed or failed. */
     private boolean transfer(int s) {
+        if (requests.placed[s]) {
+            // Eager: the message is in the peer's memory; its receive's CTS completes it.
+            eagerSends--;
+            if (requests.length[s] > requests.ctsCapacity[s]) {
+                failOfferedOnly(s);
+            } else {
+                requests.complete(s, requests.length[s]);
+            }
+            return true;
+        }
+        if (transferRendezvous(s)) {
+            rendezvousSends--;
+            return true;
+        }
+        return false;
+    }
+
+    private void failOfferedOnly(int s) {
+        requests.fail(s, "the matching irecv of peer " + peer + " offered only " + requests.ctsCapacity[s] + " bytes", null);
+    }
+
+    private boolean transferRendezvous(int s) {
         long length = requests.length[s];
         long recvId = requests.ctsRecvId[s];
         if (length > requests.ctsCapacity[s]) {
@@ -422,7 +576,7 @@ final class ShmConnection implements Connection {
                 return false;
             }
             postEvent(e, recvId, EV_TOO_LONG, requests.ctsCapacity[s], length);
-            requests.fail(s, "the matching irecv of peer " + peer + " offered only " + requests.ctsCapacity[s] + " bytes", null);
+            failOfferedOnly(s);
             return true;
         }
         if (length == 0 || requests.ctsKind[s] == KIND_DIRECT) {
@@ -537,12 +691,21 @@ final class ShmConnection implements Connection {
         unmatchedSends.clear();
         activeSends.clear();
         oneSided.clear();
-        unpublishedReceives.clear();
+        unpublishedCts.clear();
+        unclaimedReceives.clear();
+        early.clear();
         cts.clear();
+        rendezvousSends = 0;
+        eagerSends = 0;
     }
 
     boolean failed() {
         return failure != null;
+    }
+
+    /** Eager messages kept for receives not posted yet (for tests). */
+    int earlyMessages() {
+        return early.size();
     }
 
     /** What a pending request is waiting for, for timeout messages. */
@@ -551,11 +714,13 @@ final class ShmConnection implements Connection {
             return "";
         }
         return switch (requests.kind[slot]) {
-            case RequestTable.SEND -> requests.transferred[slot] > 0
+            case RequestTable.SEND -> requests.placed[slot]
+                    ? " (sent eagerly; no matching irecv posted by peer " + peer + " yet)"
+                    : requests.transferred[slot] > 0
                     ? " (" + requests.transferred[slot] + " bytes sent, waiting for peer " + peer + " to drain its bounce buffer)"
                     : inQueue(unmatchedSends, slot) ? " (no matching irecv posted by peer " + peer + " yet)"
                     : " (matched, waiting for room in peer " + peer + "'s event ring)";
-            case RequestTable.RECV -> inQueue(unpublishedReceives, slot)
+            case RequestTable.RECV -> unpublishedCts.contains(requests.id(slot))
                     ? " (waiting for peer " + peer + " to take earlier clear-to-send entries)"
                     : " (" + requests.transferred[slot] + " bytes received; waiting for peer " + peer + " to send)";
             case RequestTable.WRITE, RequestTable.READ -> requests.placed[slot]

@@ -25,12 +25,13 @@ import java.lang.invoke.VarHandle;
  */
 final class ShmLayout {
     static final long MAGIC = 0x72646D61346A5348L; // "rdma4jSH"
-    static final int VERSION = 3;
+    static final int VERSION = 4;
     static final long PAGE = 4096;
     static final int CACHE_LINE = 64;
 
     static final int CTS_ENTRY = 64;
-    static final int EVENT_ENTRY = 32;
+    /** One cache line: an event's header and, in an eager one, the message ({@code ShmConnection.EAGER_BYTES}). */
+    static final int EVENT_ENTRY = 64;
     static final int IMM_ENTRY = 8;
     static final int REGION_ENTRY = 32;
     /** Bound on a header's window size, so a corrupt header cannot ask for a huge mapping. */

@@ -136,7 +136,7 @@ public final class ShmTransport implements Transport {
             public String waitingFor(int slot) {
                 return connections[requests.peer[slot]].waitingFor(slot);
             }
-        }, this, rank, config);
+        }, this, rank, () -> config.newIdleStrategy(size)); // every rank of this transport polls on this host
         connections = new ShmConnection[size];
         connected = new ShmConnection[size];
 

@@ -22,7 +22,9 @@
  *
  * <h2>Copies</h2>
  * One-sided write/read: one copy, straight between the local buffer and the peer's slab.
- * Two-sided send/receive into an {@code allocate()}d buffer (or a slice of one passed to
+ * Two-sided send/receive of up to {@code ShmConnection.EAGER_BYTES}: through the event ring, in
+ * the entry that announces it (two copies of a few dozen bytes, one cache line fetched).
+ * Larger, into an {@code allocate()}d buffer (or a slice of one passed to
  * {@code register()}): one copy, the sender writes into the receiver's buffer. Into private
  * memory from {@code register()}: two copies through the receiver's bounce chunks, pipelined
  * between sender and receiver. Use shared buffers as receive targets on hot paths.

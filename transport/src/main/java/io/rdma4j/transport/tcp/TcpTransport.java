@@ -85,7 +85,7 @@ public final class TcpTransport implements Transport {
         this.size = size;
         this.requests = new RequestTable(config.maxOutstandingRequests());
         this.connections = new TcpConnection[size];
-        this.completion = new RequestCompletion(requests, this::progress, this, rank, config);
+        this.completion = new RequestCompletion(requests, this::progress, this, rank, config::newIdleStrategy);
         config.logOnce();
         InetAddress address = HostAddress.listenAddress(config);
         byte[] secret = new byte[16];

@@ -126,7 +126,7 @@ public final class VerbsTransport implements Transport {
         this.broker = new ConnectionBroker(this, store, rank, size);
         this.live = new VerbsConnection[size];
         this.requests = new RequestTable(config.maxOutstandingRequests());
-        this.completion = new RequestCompletion(requests, this::progressOnce, this, rank, config);
+        this.completion = new RequestCompletion(requests, this::progressOnce, this, rank, config::newIdleStrategy);
         config.logOnce();
         this.device = VerbsDevice.open(config);
         try {

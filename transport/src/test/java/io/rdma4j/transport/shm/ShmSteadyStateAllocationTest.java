@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ShmSteadyStateAllocationTest {
     private static final int WARMUP = 20_000;
     private static final int MEASURED = 20_000;
-    private static final int OPS_PER_ROUND = 6;
+    private static final int OPS_PER_ROUND = 7;
     private static final int BYTES = 16 << 10;
     private static final int LARGE = 12 << 10;
 
@@ -68,7 +68,8 @@ class ShmSteadyStateAllocationTest {
 
     /**
      * Rank 0 sends into shared then private memory, writes with an immediate, reads, and sends a
-     * small message into private memory; rank 1 mirrors. The first two sends and the read are
+     * small message into private memory and a smaller one (eager, as is the empty one rank 1
+     * sends); rank 1 mirrors. The first two sends and the read are
      * larger than BulkCopy's threshold (8 KiB), so their copies go through memmove.
      */
     private static void round(Transport me, Connection c, int rank, RegisteredBuffer shared, RegisteredBuffer priv,
@@ -80,12 +81,14 @@ class ShmSteadyStateAllocationTest {
             assertEquals(LARGE, me.await(c.read(priv, 0, theirs, 64, LARGE), TIMEOUT_NANOS));
             assertEquals(0, me.await(c.irecv(shared, 0, 0, 3), TIMEOUT_NANOS));
             assertEquals(100, me.await(c.isend(shared, 0, 100, 4), TIMEOUT_NANOS));
+            assertEquals(24, me.await(c.isend(shared, 0, 24, 5), TIMEOUT_NANOS));
         } else {
             assertEquals(BYTES, me.await(c.irecv(shared, 0, BYTES, 1), TIMEOUT_NANOS));
             assertEquals(LARGE, me.await(c.irecv(priv, 0, LARGE, 2), TIMEOUT_NANOS));
             assertEquals(7, ShmTransportTest.waitImmediate(c));
             assertEquals(0, me.await(c.isend(shared, 0, 0, 3), TIMEOUT_NANOS));
             assertEquals(100, me.await(c.irecv(priv, 0, 100, 4), TIMEOUT_NANOS));
+            assertEquals(24, me.await(c.irecv(priv, 0, 24, 5), TIMEOUT_NANOS));
         }
     }
 

@@ -341,6 +341,96 @@ class ShmTransportTest {
         closeAll(t);
     }
 
+    /**
+     * Small sends go out before any receive exists (eagerly, up to the credits, the rest by
+     * rendezvous), mixed with large ones of the same tags; the receiver posts its receives only
+     * afterwards, every tag-2 one before any tag-1 one. Each receive must still get its tag's
+     * message of the same rank in send order, and no send may complete before its receive.
+     */
+    @Test
+    void sendsBeforeTheirReceivesKeepEachTagsOrderAcrossEagerAndRendezvous() throws Exception {
+        int n = 3 * ShmConnection.EAGER_CREDITS;
+        long stride = 3000;
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            RegisteredBuffer buf = me.allocate(stride * n);
+            if (rank == 0) {
+                long[] ids = new long[n];
+                for (int i = 0; i < n; i++) {
+                    fill(buf.segment(), i * stride, length(i, stride), i);
+                    ids[i] = c.isend(buf, i * stride, length(i, stride), tag(i));
+                }
+                TransportTimeoutException e = assertThrows(TransportTimeoutException.class,
+                        () -> me.await(ids[0], TimeUnit.MILLISECONDS.toNanos(20)));
+                assertTrue(e.getMessage().contains("sent eagerly"), e.getMessage());
+                group.store.set("all-sent", new byte[0]);
+                for (int i = 0; i < n; i++) {
+                    assertEquals(length(i, stride), me.await(ids[i], TIMEOUT_NANOS), "send " + i);
+                }
+            } else {
+                group.store.get("all-sent", Duration.ofSeconds(30));
+                long[] ids = new long[n];
+                for (int wanted = 2; wanted >= 1; wanted--) {
+                    for (int i = 0; i < n; i++) {
+                        if (tag(i) == wanted) {
+                            ids[i] = c.irecv(buf, i * stride, length(i, stride), wanted);
+                        }
+                    }
+                }
+                for (int i = 0; i < n; i++) {
+                    assertEquals(length(i, stride), me.await(ids[i], TIMEOUT_NANOS), "receive " + i);
+                    assertEquals(-1, check(buf.segment(), i * stride, length(i, stride), i), "message " + i);
+                }
+            }
+        });
+        closeAll(t);
+    }
+
+    /** Every third message is large (rendezvous); the others small enough to go eagerly, of varied lengths. */
+    private static long length(int i, long large) {
+        return i % 3 == 2 ? large : 1 + i % ShmConnection.EAGER_BYTES;
+    }
+
+    private static int tag(int i) {
+        return 1 + (i / 2) % 2;
+    }
+
+    /** An eager message larger than its receive, posted after the message arrived: both sides fail. */
+    @Test
+    void anEarlyEagerMessageLargerThanItsReceiveFailsBothSides() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            RegisteredBuffer buf = me.allocate(4096);
+            buf.segment().fill(CANARY);
+            if (rank == 0) {
+                long id = c.isend(buf, 0, 30, 3);
+                group.store.set("sent", new byte[0]);
+                TransportException e = assertThrows(TransportException.class, () -> me.await(id, TIMEOUT_NANOS));
+                assertTrue(e.getMessage().contains("offered only 20 bytes"), e.getMessage());
+                assertEquals(10, me.await(c.isend(buf, 0, 10, 3), TIMEOUT_NANOS));
+            } else {
+                group.store.get("sent", Duration.ofSeconds(30));
+                long deadline = System.nanoTime() + TIMEOUT_NANOS;
+                ShmConnection connection = (ShmConnection) c;
+                while (connection.earlyMessages() == 0 && System.nanoTime() < deadline) {
+                    t[1].progressAll();
+                }
+                assertEquals(1, connection.earlyMessages(), "the message arrived before its receive");
+                TransportException e = assertThrows(TransportException.class,
+                        () -> me.await(c.irecv(buf, 0, 20, 3), TIMEOUT_NANOS));
+                assertTrue(e.getMessage().contains("sent 30 bytes"), e.getMessage());
+                assertGuards(buf.segment(), 0, 0);
+                // The next message of the tag goes to the next receive.
+                assertEquals(10, me.await(c.irecv(buf, 0, 20, 3), TIMEOUT_NANOS));
+            }
+        });
+        closeAll(t);
+    }
+
     @Test
     void remoteDescriptorsAreCheckedAgainstTheRegisteredRegion() throws Exception {
         ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
