@@ -250,10 +250,18 @@ final class ShmConnection implements Connection {
         int m = early.oldest(tag);
         if (m >= 0) {
             deliverEarly(slot, m);
+            publishReceives(); // now: nothing may wait for a poll of ours to complete the peer's send
         } else {
             unclaimedReceives.add(slot);
+            // While this side sends small messages, the CTS of a receive that still waits waits
+            // too, for the next progress pass (the poll that completes the receive is one): a peer
+            // exchanging small messages with us waits for our next message, and a CTS written
+            // just before it would be one more line to move first. An eager isend writes its
+            // message before that pass.
+            if (!lastSendEager) {
+                publishReceives();
+            }
         }
-        publishReceives();
         return requests.id(slot);
     }
 

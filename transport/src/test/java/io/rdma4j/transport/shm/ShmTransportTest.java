@@ -397,6 +397,38 @@ class ShmTransportTest {
         return 1 + (i / 2) % 2;
     }
 
+    /**
+     * A receive that an early message completes at once publishes its CTS at once, even on a side
+     * that holds CTS entries back while it sends small messages: the peer's send completes
+     * although the receiver calls nothing more.
+     */
+    @Test
+    void aReceiveCompletedByAnEarlyMessageCompletesTheSendWithoutAnotherCall() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            RegisteredBuffer buf = me.allocate(64);
+            if (rank == 0) {
+                assertEquals(8, me.await(c.irecv(buf, 0, 8, 1), TIMEOUT_NANOS));
+                long id = c.isend(buf, 0, 8, 2);
+                assertEquals(8, me.await(id, TIMEOUT_NANOS));
+                group.store.set("send-completed", new byte[0]);
+            } else {
+                assertEquals(8, me.await(c.isend(buf, 0, 8, 1), TIMEOUT_NANOS)); // this side now sends eagerly
+                ShmConnection connection = (ShmConnection) c;
+                long deadline = System.nanoTime() + TIMEOUT_NANOS;
+                while (connection.earlyMessages() == 0 && System.nanoTime() < deadline) {
+                    t[1].progressAll();
+                }
+                assertEquals(1, connection.earlyMessages(), "the message arrived before its receive");
+                assertEquals(8, me.test(c.irecv(buf, 8, 8, 2)), "completed by the early message");
+                group.store.get("send-completed", Duration.ofSeconds(30));
+            }
+        });
+        closeAll(t);
+    }
+
     /** An eager message larger than its receive, posted after the message arrived: both sides fail. */
     @Test
     void anEarlyEagerMessageLargerThanItsReceiveFailsBothSides() throws Exception {
