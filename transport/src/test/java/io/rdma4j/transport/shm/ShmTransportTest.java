@@ -416,17 +416,22 @@ class ShmTransportTest {
                 group.store.set("send-completed", new byte[0]);
             } else {
                 assertEquals(8, me.await(c.isend(buf, 0, 8, 1), TIMEOUT_NANOS)); // this side now sends eagerly
-                ShmConnection connection = (ShmConnection) c;
-                long deadline = System.nanoTime() + TIMEOUT_NANOS;
-                while (connection.earlyMessages() == 0 && System.nanoTime() < deadline) {
-                    t[1].progressAll();
-                }
-                assertEquals(1, connection.earlyMessages(), "the message arrived before its receive");
+                awaitOneEarlyMessage(t[1], c);
                 assertEquals(8, me.test(c.irecv(buf, 8, 8, 2)), "completed by the early message");
                 group.store.get("send-completed", Duration.ofSeconds(30));
             }
         });
         closeAll(t);
+    }
+
+    /** Polls until the peer's eager message has arrived with no receive posted for it. */
+    private static void awaitOneEarlyMessage(ShmTransport me, Connection c) {
+        ShmConnection connection = (ShmConnection) c;
+        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+        while (connection.earlyMessages() == 0 && System.nanoTime() < deadline) {
+            me.progressAll();
+        }
+        assertEquals(1, connection.earlyMessages(), "the message arrived before its receive");
     }
 
     /** An eager message larger than its receive, posted after the message arrived: both sides fail. */
@@ -446,12 +451,7 @@ class ShmTransportTest {
                 assertEquals(10, me.await(c.isend(buf, 0, 10, 3), TIMEOUT_NANOS));
             } else {
                 group.store.get("sent", Duration.ofSeconds(30));
-                long deadline = System.nanoTime() + TIMEOUT_NANOS;
-                ShmConnection connection = (ShmConnection) c;
-                while (connection.earlyMessages() == 0 && System.nanoTime() < deadline) {
-                    t[1].progressAll();
-                }
-                assertEquals(1, connection.earlyMessages(), "the message arrived before its receive");
+                awaitOneEarlyMessage(t[1], c);
                 TransportException e = assertThrows(TransportException.class,
                         () -> me.await(c.irecv(buf, 0, 20, 3), TIMEOUT_NANOS));
                 assertTrue(e.getMessage().contains("sent 30 bytes"), e.getMessage());
