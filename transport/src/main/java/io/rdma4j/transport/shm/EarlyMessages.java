@@ -70,9 +70,17 @@ final class EarlyMessages {
         return length[e];
     }
 
-    /** Copies the first {@code bytes} bytes of message {@code e} out (none to drop it) and forgets it. */
-    void take(int e, MemorySegment target, long offset, long bytes) {
-        MemorySegment.copy(payloads, (long) e * maxBytes, target, offset, bytes);
+    /** Where message {@code e}'s bytes lie: in {@link #payloads()}, from this offset. */
+    long offset(int e) {
+        return (long) e * maxBytes;
+    }
+
+    MemorySegment payloads() {
+        return payloads;
+    }
+
+    /** Forgets message {@code e}, once it was delivered or refused. */
+    void remove(int e) {
         used[e] = false;
         count--;
     }

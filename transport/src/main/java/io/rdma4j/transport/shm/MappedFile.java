@@ -60,20 +60,22 @@ final class MappedFile implements AutoCloseable {
     }
 
     /**
-     * Gives every page of {@code range} (a part of a mapping of this process's) its memory now,
-     * rewriting one byte per page with its own value. A page of a full tmpfs cannot be given
-     * memory, and touching it raises SIGBUS: here, in a Java access, the JVM turns that into an
-     * error, which becomes {@code full}'s message. Pages given memory here never fault later, so
+     * Gives every page of {@code range} (a part of a mapping of this process's, in {@code dir})
+     * its memory now, rewriting one byte per page with its own value. A page of a full tmpfs
+     * cannot be given memory, and touching it raises SIGBUS: here, in a Java access, the JVM
+     * turns that into an error, which becomes a TransportException saying that rank
+     * {@code rank} got no memory for {@code what}. Pages given memory here never fault later, so
      * the copies into them that peers make with libc's memmove (BulkCopy), where a SIGBUS would
      * end the process, are safe.
      */
-    static void backWithMemory(MemorySegment range, Supplier<String> full) {
+    static void backWithMemory(MemorySegment range, Path dir, int rank, Supplier<String> what) {
         try {
             for (long off = 0; off < range.byteSize(); off += ShmLayout.PAGE) {
                 range.set(ValueLayout.JAVA_BYTE, off, range.get(ValueLayout.JAVA_BYTE, off));
             }
         } catch (InternalError fault) { // "a fault occurred in an unsafe memory access"
-            throw new TransportException(-1, full.get(), fault);
+            throw new TransportException(-1, "shm: " + dir + " is full: rank " + rank + " got no memory for "
+                    + what.get() + " (raise the tmpfs size, e.g. docker --shm-size, or set RDMA4J_SHM_DIR)", fault);
         }
     }
 

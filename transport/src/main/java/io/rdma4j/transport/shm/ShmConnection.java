@@ -287,12 +287,16 @@ final class ShmConnection implements Connection {
     }
 
     private void deliverEarly(int slot, int m) {
-        int length = early.length(m);
+        deliverEager(slot, early.payloads(), early.offset(m), early.length(m));
+        early.remove(m);
+    }
+
+    /** Completes a receive with an eager message's bytes, or fails it when they do not fit. */
+    private void deliverEager(int slot, MemorySegment from, long offset, long length) {
         if (length > requests.length[slot]) {
-            early.take(m, requests.segment[slot], requests.segmentOffset[slot], 0);
             failTooLong(slot, length);
         } else {
-            early.take(m, requests.segment[slot], requests.segmentOffset[slot], length);
+            MemorySegment.copy(from, offset, requests.segment[slot], requests.segmentOffset[slot], length);
             requests.complete(slot, length);
         }
     }
@@ -315,28 +319,12 @@ final class ShmConnection implements Connection {
         for (int r = unclaimedReceives.first(); r >= 0; previous = r, r = unclaimedReceives.next(r)) {
             if (requests.tag[r] == tag) {
                 unclaimedReceives.remove(r, previous);
-                if (length > requests.length[r]) {
-                    failTooLong(r, length);
-                } else {
-                    MemorySegment.copy(inFile, e + EV_PAYLOAD, requests.segment[r], requests.segmentOffset[r], length);
-                    requests.complete(r, length);
-                }
+                deliverEager(r, inFile, e + EV_PAYLOAD, length);
                 return;
             }
         }
         if (!early.add(tag, inFile, e + EV_PAYLOAD, (int) length)) {
             throw new ProtocolViolation("more than " + EAGER_CREDITS + " eager messages before their receives");
-        }
-    }
-
-    /** A rendezvous event names its receive: from its first event on, no eager message may take it. */
-    private void claim(int slot) {
-        int previous = -1;
-        for (int r = unclaimedReceives.first(); r >= 0; previous = r, r = unclaimedReceives.next(r)) {
-            if (r == slot) {
-                unclaimedReceives.remove(r, previous);
-                return;
-            }
         }
     }
 
@@ -471,7 +459,8 @@ final class ShmConnection implements Connection {
                 throw new ProtocolViolation("event " + type + " for request " + recvId + ", which is no pending irecv from peer " + peer);
             }
             if (requests.transferred[slot] == 0) {
-                claim(slot);
+                // A rendezvous event names its receive: from its first one on, no eager message may take it.
+                unclaimedReceives.removeIfPresent(slot);
             }
             switch (type) {
                 case EV_DONE -> {
@@ -726,7 +715,7 @@ final class ShmConnection implements Connection {
                     ? " (sent eagerly; no matching irecv posted by peer " + peer + " yet)"
                     : requests.transferred[slot] > 0
                     ? " (" + requests.transferred[slot] + " bytes sent, waiting for peer " + peer + " to drain its bounce buffer)"
-                    : inQueue(unmatchedSends, slot) ? " (no matching irecv posted by peer " + peer + " yet)"
+                    : unmatchedSends.contains(slot) ? " (no matching irecv posted by peer " + peer + " yet)"
                     : " (matched, waiting for room in peer " + peer + "'s event ring)";
             case RequestTable.RECV -> unpublishedCts.contains(requests.id(slot))
                     ? " (waiting for peer " + peer + " to take earlier clear-to-send entries)"
@@ -736,15 +725,6 @@ final class ShmConnection implements Connection {
                     : " (queued behind a write waiting for peer " + peer + " to poll immediates)";
             default -> "";
         };
-    }
-
-    private static boolean inQueue(SlotQueue q, int slot) {
-        for (int s = q.first(); s >= 0; s = q.next(s)) {
-            if (s == slot) {
-                return true;
-            }
-        }
-        return false;
     }
 
     // ---------------------------------------------------------------- helpers

@@ -64,9 +64,8 @@ final class ShmHeap implements AutoCloseable {
         MemorySegment memory = slabs.get(slab).segment().asSlice(address, bytes);
         try {
             String slabName = files.slabName(slab);
-            MappedFile.backWithMemory(memory, () -> "shm: " + files.dir() + " is full: rank " + transport.rank()
-                    + " got no memory for a buffer of " + bytes + " bytes in " + slabName
-                    + " (raise the tmpfs size, e.g. docker --shm-size, or set RDMA4J_SHM_DIR)");
+            MappedFile.backWithMemory(memory, files.dir(), transport.rank(),
+                    () -> "a buffer of " + bytes + " bytes in " + slabName);
         } catch (TransportException e) {
             allocators.get(slab).free(address, reserved);
             throw e;

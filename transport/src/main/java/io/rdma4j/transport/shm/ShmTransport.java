@@ -143,9 +143,8 @@ public final class ShmTransport implements Transport {
         control = MappedFile.create(files.control(), layout.fileSize);
         cleanupHook = new Thread(files::deleteAll, "rdma4j-shm-cleanup-r" + rank);
         try {
-            MappedFile.backWithMemory(control.segment(), () -> "shm: " + dir + " is full: rank " + rank
-                    + " got no memory for its control file of " + layout.fileSize + " bytes (raise the tmpfs size, "
-                    + "e.g. docker --shm-size, or set RDMA4J_SHM_DIR)");
+            MappedFile.backWithMemory(control.segment(), dir, rank,
+                    () -> "its control file of " + layout.fileSize + " bytes");
             layout.writeHeader(control.segment(), pid);
             heap = new ShmHeap(this, files, new RegionTable(control.segment(), layout));
             Runtime.getRuntime().addShutdownHook(cleanupHook);

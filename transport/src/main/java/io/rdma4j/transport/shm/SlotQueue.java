@@ -50,6 +50,27 @@ final class SlotQueue {
         next[slot] = -1;
     }
 
+    /** Removes {@code slot} if it is in this queue (a walk from the head); whether it was. */
+    boolean removeIfPresent(int slot) {
+        for (int s = head, previous = -1; s >= 0; previous = s, s = next[s]) {
+            if (s == slot) {
+                remove(s, previous);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether {@code slot} is in this queue (a walk from the head). */
+    boolean contains(int slot) {
+        for (int s = head; s >= 0; s = next[s]) {
+            if (s == slot) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     void clear() {
         head = -1;
         tail = -1;

@@ -7,7 +7,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The building blocks on their own: ring, region table, slab allocator. */
 class ShmPrimitivesTest {
@@ -144,5 +146,25 @@ class ShmPrimitivesTest {
             assertThrows(IllegalStateException.class, () -> ShmLayout.readHeader(file, 1, 4, "test file"));
             assertThrows(IllegalStateException.class, () -> ShmLayout.readHeader(file.asSlice(0, 4096), 2, 4, "short file"));
         }
+    }
+
+    @Test
+    void slotQueueRemovesASlotFromAnyPlaceAndKeepsTheRestInOrder() {
+        int[] next = new int[8];
+        SlotQueue q = new SlotQueue(next);
+        for (int s : new int[] {5, 2, 7, 1}) {
+            q.add(s);
+        }
+        assertTrue(q.contains(7));
+        assertFalse(q.contains(3));
+        assertFalse(q.removeIfPresent(3));
+        assertTrue(q.removeIfPresent(7)); // middle
+        assertTrue(q.removeIfPresent(5)); // head
+        assertTrue(q.removeIfPresent(1)); // tail
+        assertFalse(q.contains(7));
+        q.add(6); // after the old tail went, the new one links behind 2
+        assertEquals(2, q.first());
+        assertEquals(6, q.next(2));
+        assertEquals(-1, q.next(6));
     }
 }
