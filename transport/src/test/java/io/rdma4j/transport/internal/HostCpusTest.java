@@ -31,34 +31,35 @@ class HostCpusTest {
         assertEquals(-1, HostCpus.countCpus("max"));
     }
 
+    /** A cgroup v2 mount: its cpuset and its cpu.max ("max 100000" or "QUOTA PERIOD"). */
+    private Path v2(String name, String cpus, String cpuMax) throws IOException {
+        file(name + "/cpuset.cpus.effective", cpus + "\n");
+        file(name + "/cpu.max", cpuMax + "\n");
+        return dir.resolve(name);
+    }
+
+    /** A cgroup v1 mount: the cpuset in {@code cpusFile}, the CFS quota (-1: none) over a 100 ms period. */
+    private Path v1(String name, String cpusFile, String cpus, long quotaMicros) throws IOException {
+        file(name + "/cpuset/" + cpusFile, cpus + "\n");
+        file(name + "/cpu/cpu.cfs_quota_us", quotaMicros + "\n");
+        file(name + "/cpu/cpu.cfs_period_us", "100000\n");
+        return dir.resolve(name);
+    }
+
     /** A rank bound to one core of a 2-CPU host (affinity 1) counts the host's 2, not its own 1. */
     @Test
     void theCgroupsCpusetCountsNotTheProcesssAffinity() throws IOException {
-        Path v2 = dir.resolve("v2");
-        file("v2/cpuset.cpus.effective", "0-1\n");
-        file("v2/cpu.max", "max 100000\n");
-        assertEquals(2, HostCpus.count(v2, dir.resolve("no-online"), 1));
-
-        Path v1 = dir.resolve("v1");
-        file("v1/cpuset/cpuset.effective_cpus", "0-1\n");
-        file("v1/cpu/cpu.cfs_quota_us", "-1\n");
-        file("v1/cpu/cpu.cfs_period_us", "100000\n");
-        assertEquals(2, HostCpus.count(v1, dir.resolve("no-online"), 1));
+        Path none = dir.resolve("no-online");
+        assertEquals(2, HostCpus.count(v2("v2", "0-1", "max 100000"), none, 1));
+        assertEquals(2, HostCpus.count(v1("v1", "cpuset.effective_cpus", "0-1", -1), none, 1));
     }
 
-    /** A container of 16 visible CPUs limited to 2.5 CPUs of time may run three processes at once. */
+    /** A container of 16 visible CPUs limited to 2.5 or 2 CPUs of time may run three or two processes at once. */
     @Test
     void theCpuQuotaCapsTheCpuset() throws IOException {
-        Path v2 = dir.resolve("v2");
-        file("v2/cpuset.cpus.effective", "0-15\n");
-        file("v2/cpu.max", "250000 100000\n");
-        assertEquals(3, HostCpus.count(v2, dir.resolve("no-online"), 1));
-
-        Path v1 = dir.resolve("v1");
-        file("v1/cpuset/cpuset.cpus", "0-15\n");
-        file("v1/cpu/cpu.cfs_quota_us", "200000\n");
-        file("v1/cpu/cpu.cfs_period_us", "100000\n");
-        assertEquals(2, HostCpus.count(v1, dir.resolve("no-online"), 1));
+        Path none = dir.resolve("no-online");
+        assertEquals(3, HostCpus.count(v2("v2", "0-15", "250000 100000"), none, 1));
+        assertEquals(2, HostCpus.count(v1("v1", "cpuset.cpus", "0-15", 200000), none, 1));
     }
 
     @Test
@@ -73,9 +74,6 @@ class HostCpusTest {
     /** The affinity lies within the cgroup's CPUs, so a smaller count read from files is not believed. */
     @Test
     void neverFewerThanTheAffinity() throws IOException {
-        Path v2 = dir.resolve("v2");
-        file("v2/cpuset.cpus.effective", "0-3\n");
-        file("v2/cpu.max", "100000 100000\n");
-        assertEquals(4, HostCpus.count(v2, dir.resolve("no-online"), 4));
+        assertEquals(4, HostCpus.count(v2("v2", "0-3", "100000 100000"), dir.resolve("no-online"), 4));
     }
 }
