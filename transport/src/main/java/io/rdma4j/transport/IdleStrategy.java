@@ -1,7 +1,5 @@
 package io.rdma4j.transport;
 
-import io.rdma4j.transport.internal.HostCpus;
-
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -28,12 +26,10 @@ public interface IdleStrategy {
 
     /**
      * Whether {@code pollersOnHost} processes polling on this host at once outnumber its cores:
-     * then waiting must hand cores to the peers that hold the awaited data. The cores are those
-     * the host gives the job (its cgroup's CPUs, capped by the CPU quota), not this process's
-     * affinity: a rank bound to a core of its own sees one CPU, and is not oversubscribed for it.
+     * then waiting must hand cores to the peers that hold the awaited data.
      */
     static boolean oversubscribed(int pollersOnHost) {
-        return pollersOnHost > HostCpus.count();
+        return pollersOnHost > Runtime.getRuntime().availableProcessors();
     }
 
     /** The configurable kinds, as named by {@code RDMA4J_IDLE_STRATEGY}. */
@@ -71,7 +67,7 @@ public interface IdleStrategy {
                 return null;
             }
             return "RDMA4J_IDLE_STRATEGY=busy-spin with " + pollersOnHost + " polling processes on "
-                    + HostCpus.count() + " cores: spinning processes keep the cores from the "
+                    + Runtime.getRuntime().availableProcessors() + " cores: spinning processes keep the cores from the "
                     + "peers they wait for, and every wait lasts until the scheduler preempts one (milliseconds); "
                     + "use backoff (the default) or yield";
         }
