@@ -206,7 +206,7 @@ public final class CollectiveBenchmark {
                 if (checked) {
                     fill(s, count, pattern);
                 }
-                coll.run(comm, s, count, o.type, o.op, o.root);
+                runCalls(s, count, 1);
                 if (checked) {
                     wrong += verify(s, count, pattern, bytes, "warm-up");
                 }
@@ -422,29 +422,21 @@ public final class CollectiveBenchmark {
 
     private Measurement measure(Slots s, long count, long bytes, TestPattern pattern, MemorySegment stats,
                                 String placement) {
-        DataType type = o.type;
-        ReduceOp op = o.op;
-        int root = o.root;
         long wrong = Measurement.NOT_CHECKED;
         if (o.check) {
             fill(s, count, pattern);
-            coll.run(comm, s, count, type, op, root);
+            runCalls(s, count, 1);
             wrong = verify(s, count, pattern, bytes, placement);
         } else {
             fillInput(s, count, pattern);
         }
-        int warmups = o.warmupsAt(bytes);
-        for (int w = 0; w < warmups; w++) {
-            coll.run(comm, s, count, type, op, root);
-        }
+        runCalls(s, count, o.warmupsAt(bytes));
         int iters = o.iterationsAt(bytes);
         double best = Double.MAX_VALUE;
         for (int rep = 0; rep < o.repeats; rep++) {
             comm.barrier();
             long t0 = System.nanoTime();
-            for (int it = 0; it < iters; it++) {
-                coll.run(comm, s, count, type, op, root);
-            }
+            runCalls(s, count, iters);
             double seconds = (System.nanoTime() - t0) / 1e9 / iters;
             // nccl-tests' default: the time averaged over the ranks (the same on every rank
             // afterwards, so every rank keeps the same best). Two doubles, the shape the JIT
@@ -456,8 +448,23 @@ public final class CollectiveBenchmark {
         }
         int n = comm.size();
         long totalWrong = wrong == Measurement.NOT_CHECKED ? wrong : wrongOnEveryRank(wrong);
-        return Measurement.of(best / n, coll.algBytes(count, type.byteSize(), n), coll.busFactor(n),
+        return Measurement.of(best / n, coll.algBytes(count, o.type.byteSize(), n), coll.busFactor(n),
                 totalWrong, iters);
+    }
+
+    /**
+     * {@code calls} calls of the collective, back to back: the timed loop. A method of its own,
+     * which the JIT warm-up calls thousands of times (once per call), so that the JIT compiles it
+     * as a method with every small size in its profile. Written inline in {@link #measure}, the
+     * loop was compiled on the stack (OSR) while the first size ran and deoptimized by an uncommon
+     * trap when the next size came (`-XX:+PrintCompilation`: "measure @ 190 ... made not entrant:
+     * uncommon trap" between the 64 B and 512 B rows), so later sizes started their timed calls
+     * outside compiled code.
+     */
+    private void runCalls(Slots s, long count, int calls) {
+        for (int i = 0; i < calls; i++) {
+            coll.run(comm, s, count, o.type, o.op, o.root);
+        }
     }
 
     /** Sentinel everywhere in the output, then this rank's input: unwritten outputs show up as wrong. */
