@@ -285,9 +285,7 @@ public final class CollectiveBenchmark {
             for (int i : order) {
                 coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
                 long t0 = System.nanoTime();
-                for (int c = 0; c < ALONE_CALLS; c++) {
-                    coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
-                }
+                runCalls(slots[i], counts[i], ALONE_CALLS);
                 double t = (System.nanoTime() - t0) / (double) ALONE_CALLS;
                 if (round >= 0) {
                     nanos.setAtIndex(F64, (long) (k + i) * rounds + round, t);
@@ -369,9 +367,7 @@ public final class CollectiveBenchmark {
                 for (long bytes : small) {
                     long count = coll.count(bytes, es, n);
                     Slots s = coll.slots(sendBuf, recvBuf, count, es, comm.rank(), n, !o.runsOutOfPlace());
-                    for (int i = 0; i < each; i++) {
-                        coll.run(comm, s, count, o.type, o.op, o.root);
-                    }
+                    runCalls(s, count, each);
                 }
             }, busy -> {
                 // the call measure() makes with its stats (2 doubles summed): another type, count
@@ -453,13 +449,13 @@ public final class CollectiveBenchmark {
     }
 
     /**
-     * {@code calls} calls of the collective, back to back: the timed loop. A method of its own,
-     * which the JIT warm-up calls thousands of times (once per call), so that the JIT compiles it
-     * as a method with every small size in its profile. Written inline in {@link #measure}, the
-     * loop was compiled on the stack (OSR) while the first size ran and deoptimized by an uncommon
-     * trap when the next size came (`-XX:+PrintCompilation`: "measure @ 190 ... made not entrant:
-     * uncommon trap" between the 64 B and 512 B rows), so later sizes started their timed calls
-     * outside compiled code.
+     * {@code calls} calls of the collective, back to back: every timed loop and warm-up loop. A
+     * method of its own, which the JIT warm-up calls thousands of times (once per call), so that
+     * the JIT compiles it as a method with every small size in its profile. A loop written inline
+     * in a method that runs once per size or per run is compiled only on the stack (OSR), and a
+     * new size deoptimizes that code (an uncommon trap): the sizes after it would start their
+     * timed calls outside compiled code (`-XX:+PrintCompilation` shows "made not entrant:
+     * uncommon trap" between two rows).
      */
     private void runCalls(Slots s, long count, int calls) {
         for (int i = 0; i < calls; i++) {
