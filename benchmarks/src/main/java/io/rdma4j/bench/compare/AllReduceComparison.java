@@ -13,7 +13,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 import static io.rdma4j.bench.compare.Reports.geomean;
-import static io.rdma4j.bench.compare.Reports.max;
 import static io.rdma4j.bench.compare.Reports.min;
 import static io.rdma4j.bench.compare.Reports.num;
 import static io.rdma4j.bench.compare.Reports.write;
@@ -29,14 +28,20 @@ import static io.rdma4j.bench.compare.Reports.write;
  * machine was slow decides neither), the wrong elements of all passes, and below the table how
  * each pass on its own compared.
  *
- * <pre>java ... AllReduceComparison --md out.md --png out.png [--command "..."] file.csv...</pre>
+ * <p>With {@code --latencies} (the cache-line latency before and after each turn, see
+ * {@link LinePhases}) each pass says at which level each system's turn ran, and the table gets
+ * a second ratio: the fastest pass of each system among the passes whose two turns ran at the
+ * same level, the comparison the host's levels do not decide.
+ *
+ * <pre>java ... AllReduceComparison --md out.md --png out.png [--command "..."] [--latencies FILE] file.csv...</pre>
  */
 public final class AllReduceComparison {
-    /** Sizes from which the target is "at least equal busbw". */
+    /** Sizes from which the busbw ratio is summed up (where the bandwidth, not the latency, decides). */
     static final long BANDWIDTH_FROM = 1L << 20;
-    /** Sizes up to which the target is "latency within 1.5x". */
-    static final long LATENCY_UP_TO = 4096;
-    static final double LATENCY_TARGET = 1.5;
+    /** rdma4j's time over the peer's, at most, at every size of the best-of-passes table. */
+    static final double TIME_TARGET = 1.0;
+    /** rdma4j's time over the peer's, at most, at every size of any single pass. */
+    static final double PASS_LIMIT = 1.3;
 
     /**
      * One system's out-of-place results for one rank count: each pass by size, and per size the
@@ -48,7 +53,7 @@ public final class AllReduceComparison {
             this(system, ranks, passes, best(passes));
         }
 
-        private static TreeMap<Long, Map<String, String>> best(List<TreeMap<Long, Map<String, String>>> passes) {
+        static TreeMap<Long, Map<String, String>> best(List<TreeMap<Long, Map<String, String>>> passes) {
             TreeMap<Long, Map<String, String>> best = new TreeMap<>();
             TreeMap<Long, Long> wrong = new TreeMap<>();
             for (TreeMap<Long, Map<String, String>> pass : passes) {
@@ -67,36 +72,51 @@ public final class AllReduceComparison {
         }
     }
 
-    /** How one system's results compared with the peer's against the two targets. */
-    record Outcome(List<Double> bwRatios, int bwMet, List<Double> latRatios, int latMet) {
+    /** rdma4j's time over the peer's at every size both have, and the busbw ratios from {@link #BANDWIDTH_FROM}. */
+    record Outcome(TreeMap<Long, Double> timeRatios, List<Double> bwRatios) {
         static Outcome of(TreeMap<Long, Map<String, String>> ours, TreeMap<Long, Map<String, String>> peer) {
+            TreeMap<Long, Double> time = new TreeMap<>();
             List<Double> bw = new ArrayList<>();
-            List<Double> lat = new ArrayList<>();
-            int bwMet = 0;
-            int latMet = 0;
             for (Map.Entry<Long, Map<String, String>> e : ours.entrySet()) {
                 Map<String, String> p = peer.get(e.getKey());
                 if (p == null) {
                     continue;
                 }
-                long size = e.getKey();
+                time.put(e.getKey(), num(e.getValue(), "time_us") / num(p, "time_us"));
                 double pb = num(p, "busbw_gbs");
-                if (size >= BANDWIDTH_FROM && pb > 0) {
-                    double r = num(e.getValue(), "busbw_gbs") / pb;
-                    bw.add(r);
-                    bwMet += r >= 1.0 ? 1 : 0;
-                }
-                if (size >= 8 && size <= LATENCY_UP_TO) {
-                    double r = num(e.getValue(), "time_us") / num(p, "time_us");
-                    lat.add(r);
-                    latMet += r <= LATENCY_TARGET ? 1 : 0;
+                if (e.getKey() >= BANDWIDTH_FROM && pb > 0) {
+                    bw.add(num(e.getValue(), "busbw_gbs") / pb);
                 }
             }
-            return new Outcome(bw, bwMet, lat, latMet);
+            return new Outcome(time, bw);
         }
 
-        boolean allMet() {
-            return bwMet == bwRatios.size() && latMet == latRatios.size();
+        long over(double limit) {
+            return timeRatios.values().stream().filter(r -> r > limit).count();
+        }
+
+        /** "max R (at SIZE)": the largest time ratio and its size. */
+        String worst() {
+            Map.Entry<Long, Double> w = timeRatios.entrySet().stream().max(Map.Entry.comparingByValue()).orElse(null);
+            return w == null ? "no sizes" : String.format(Locale.ROOT, "max %.2f (at %s)", w.getValue(),
+                    ByteSizes.format(w.getKey()));
+        }
+
+        /** "over 1.0x at N of M sizes": with the sizes when there are a few. */
+        String summary(double limit) {
+            long n = over(limit);
+            StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "over %.1fx at %d of %d sizes", limit, n,
+                    timeRatios.size()));
+            if (n > 0 && n <= 6) {
+                List<String> sizes = new ArrayList<>();
+                timeRatios.forEach((size, r) -> {
+                    if (r > limit) {
+                        sizes.add(ByteSizes.format(size));
+                    }
+                });
+                b.append(" (").append(String.join(", ", sizes)).append(')');
+            }
+            return b.toString();
         }
     }
 
@@ -109,6 +129,7 @@ public final class AllReduceComparison {
         String command = "benchmarks/scripts/compare-mpi";
         String peerName = "Open MPI";
         String transport = null;
+        Path latencies = null;
         List<Path> inputs = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -117,16 +138,18 @@ public final class AllReduceComparison {
                 case "--command" -> command = args[++i];
                 case "--peer-name" -> peerName = args[++i];
                 case "--transport" -> transport = args[++i];
+                case "--latencies" -> latencies = Path.of(args[++i]);
                 default -> inputs.add(Path.of(args[i]));
             }
         }
         if (md == null || png == null || inputs.isEmpty()) {
             System.err.println("usage: AllReduceComparison --md FILE --png FILE [--command TEXT] [--peer-name NAME] "
-                    + "[--transport NAME] CSV...");
+                    + "[--transport NAME] [--latencies FILE] CSV...");
             System.exit(2);
         }
         List<Curve> curves = load(inputs);
-        write(md, markdown(curves, command, peerName, transport, png.getFileName().toString()));
+        LinePhases phases = latencies == null ? null : LinePhases.read(latencies);
+        write(md, markdown(curves, command, peerName, transport, png.getFileName().toString(), phases));
         plot(png, curves, peerName);
         System.out.println("wrote " + md + " and " + png);
     }
@@ -153,8 +176,10 @@ public final class AllReduceComparison {
     /**
      * @param transport the transport rdma4j's ranks were told to use (allreduce-perf -t), or null
      *                  for the machine's default
+     * @param phases    the line latency around each turn, or null when it was not measured
      */
-    static String markdown(List<Curve> curves, String command, String peerName, String transport, String pngName) {
+    static String markdown(List<Curve> curves, String command, String peerName, String transport, String pngName,
+                           LinePhases phases) {
         StringBuilder b = new StringBuilder();
         b.append("# rdma4j allreduce vs ").append(peerName).append(" MPI_Allreduce\n\n");
         b.append("Machine: ").append(MachineInfo.describe()).append(".\n\n");
@@ -186,9 +211,23 @@ public final class AllReduceComparison {
                         .append(" ranks)\n");
                 continue;
             }
-            b.append("| size | rdma4j time (us) | ").append(peerName).append(" time (us) | time ratio | rdma4j busbw (GB/s) | ")
-                    .append(peerName).append(" busbw (GB/s) | busbw ratio | rdma4j algo | #wrong (rdma4j / peer) |\n");
-            b.append("|---:|---:|---:|---:|---:|---:|---:|:---|---:|\n");
+            int passes = Math.min(ours.passes().size(), peer.passes().size());
+            List<Integer> alike = new ArrayList<>();
+            for (int k = 1; phases != null && k <= passes; k++) {
+                if (phases.alike(k, n)) {
+                    alike.add(k);
+                }
+            }
+            Outcome alikeBest = alike.isEmpty() ? null
+                    : Outcome.of(Curve.best(pick(ours.passes(), alike)), Curve.best(pick(peer.passes(), alike)));
+            b.append("| size | rdma4j time (us) | ").append(peerName).append(" time (us) | time ratio | ");
+            if (phases != null) {
+                b.append("time ratio, passes alike | ");
+            }
+            b.append("rdma4j busbw (GB/s) | ").append(peerName)
+                    .append(" busbw (GB/s) | busbw ratio | rdma4j algo | #wrong (rdma4j / peer) |\n");
+            b.append(phases != null ? "|---:|---:|---:|---:|---:|---:|---:|---:|:---|---:|\n"
+                    : "|---:|---:|---:|---:|---:|---:|---:|:---|---:|\n");
             for (Map.Entry<Long, Map<String, String>> e : ours.bySize().entrySet()) {
                 Map<String, String> p = peer.bySize().get(e.getKey());
                 if (p == null) {
@@ -199,34 +238,77 @@ public final class AllReduceComparison {
                 double pt = num(p, "time_us");
                 double ob = num(o, "busbw_gbs");
                 double pb = num(p, "busbw_gbs");
-                b.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | %.3f | %.3f | %s | %s | %s |%n",
-                        ByteSizes.format(e.getKey()), ot, pt, ot / pt, ob, pb,
+                b.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | ", ByteSizes.format(e.getKey()), ot, pt,
+                        ot / pt));
+                if (phases != null) {
+                    Double r = alikeBest == null ? null : alikeBest.timeRatios().get(e.getKey());
+                    b.append(r == null ? "-" : String.format(Locale.ROOT, "%.2f", r)).append(" | ");
+                }
+                b.append(String.format(Locale.ROOT, "%.3f | %.3f | %s | %s | %s |%n", ob, pb,
                         pb > 0 ? String.format(Locale.ROOT, "%.2f", ob / pb) : "-", o.get("algo"),
                         o.get("wrong") + " / " + p.get("wrong")));
             }
             Outcome best = Outcome.of(ours.bySize(), peer.bySize());
             b.append('\n');
-            b.append(String.format(Locale.ROOT,
-                    "From 1M up, busbw ratio rdma4j / %s: geometric mean %.2f, min %.2f; at least equal at %d of %d sizes.%n%n",
-                    peerName, geomean(best.bwRatios()), min(best.bwRatios()), best.bwMet(), best.bwRatios().size()));
-            b.append(String.format(Locale.ROOT,
-                    "8 B - 4K, time ratio rdma4j / %s: geometric mean %.2f, max %.2f; within %.1fx at %d of %d sizes.%n",
-                    peerName, geomean(best.latRatios()), max(best.latRatios()), LATENCY_TARGET, best.latMet(),
-                    best.latRatios().size()));
-            int passes = Math.min(ours.passes().size(), peer.passes().size());
+            b.append(String.format(Locale.ROOT, "Time ratio rdma4j / %s%s: geometric mean %.2f, %s; %s.%n", peerName,
+                    passes > 1 ? ", fastest passes" : "", geomean(List.copyOf(best.timeRatios().values())), best.worst(),
+                    best.summary(TIME_TARGET)));
+            if (alikeBest != null) {
+                b.append(String.format(Locale.ROOT, "%nThe same over the passes whose two turns ran at one line latency "
+                                + "(%s): geometric mean %.2f, %s; %s.%n", passList(alike),
+                        geomean(List.copyOf(alikeBest.timeRatios().values())), alikeBest.worst(),
+                        alikeBest.summary(TIME_TARGET)));
+            } else if (phases != null) {
+                b.append(String.format(Locale.ROOT, "%nNo pass had both turns at one line latency.%n"));
+            }
+            if (!best.bwRatios().isEmpty()) {
+                b.append(String.format(Locale.ROOT, "%nFrom 1M up, busbw ratio rdma4j / %s: geometric mean %.2f, min %.2f.%n",
+                        peerName, geomean(best.bwRatios()), min(best.bwRatios())));
+            }
             if (passes > 1) {
                 b.append("\nEach pass on its own (rdma4j's pass k against ").append(peerName).append("'s pass k):\n\n");
                 for (int k = 0; k < passes; k++) {
                     Outcome o = Outcome.of(ours.passes().get(k), peer.passes().get(k));
-                    b.append(String.format(Locale.ROOT,
-                            "- pass %d: busbw from 1M at least equal at %d of %d sizes (min %.2f), 8 B - 4K within "
-                                    + "%.1fx at %d of %d (max %.2f)%s%n", k + 1, o.bwMet(), o.bwRatios().size(),
-                            min(o.bwRatios()), LATENCY_TARGET, o.latMet(), o.latRatios().size(), max(o.latRatios()),
-                            o.allMet() ? ": both targets met" : ""));
+                    b.append(String.format(Locale.ROOT, "- pass %d: time ratio %s; %s", k + 1, o.worst(),
+                            o.summary(PASS_LIMIT)));
+                    if (phases != null) {
+                        b.append("; line latency: rdma4j ").append(phases.turn(k + 1, n, true).map(LinePhases.Turn::describe)
+                                .orElse("not measured")).append(", ").append(peerName).append(' ')
+                                .append(phases.turn(k + 1, n, false).map(LinePhases.Turn::describe).orElse("not measured"));
+                        if (!phases.alike(k + 1, n)) {
+                            b.append(": not alike, so this pass compares the host's levels as much as the systems");
+                        }
+                    }
+                    b.append('\n');
                 }
             }
         }
+        if (phases != null && !phases.turns().isEmpty()) {
+            b.append("\n## Cache-line latency between two CPUs around each turn\n\n");
+            b.append("One-way, measured for 0.3 s by `benchmarks/c/core_latency.c` right before and right after each "
+                    + "system's turn. Every shared-memory transfer pays it, both systems'; on a VM it moves between two "
+                    + "levels when the host moves the vCPUs, and a turn at the higher one runs up to 2-4x slower at "
+                    + "small sizes. A turn counts as fast or slow when both readings are on one side of ");
+            b.append(String.format(Locale.ROOT, "%.0f ns.%n%n", LinePhases.LEVEL_BOUNDARY_NS));
+            for (LinePhases.Turn t : phases.turns()) {
+                b.append(String.format(Locale.ROOT, "- pass %d, %d ranks, %s: %s%n", t.pass(), t.ranks(),
+                        t.system().equals("rdma4j") ? "rdma4j" : peerName, t.describe()));
+            }
+        }
         return b.toString();
+    }
+
+    private static List<TreeMap<Long, Map<String, String>>> pick(List<TreeMap<Long, Map<String, String>>> passes,
+                                                                 List<Integer> which) {
+        List<TreeMap<Long, Map<String, String>>> picked = new ArrayList<>();
+        for (int k : which) {
+            picked.add(passes.get(k - 1));
+        }
+        return picked;
+    }
+
+    private static String passList(List<Integer> passes) {
+        return (passes.size() == 1 ? "pass " : "passes ") + String.join(", ", passes.stream().map(String::valueOf).toList());
     }
 
     static void plot(Path png, List<Curve> curves, String peerName) {

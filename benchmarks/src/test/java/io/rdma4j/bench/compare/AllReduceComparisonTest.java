@@ -46,17 +46,61 @@ class AllReduceComparisonTest {
         assertEquals("2", ours.bySize().get(8L).get("wrong"), "a wrong element of any pass shows");
 
         String md = AllReduceComparison.markdown(curves, "compare-mpi -P 2", "Open MPI", null,
-                "allreduce-vs-openmpi.png");
-        assertTrue(md.contains("| 8 | 1.10 | 1.00 | 1.10 |"), md);
-        assertTrue(md.contains("| 1M | 100.00 | 200.00 | 0.50 |"), md);
-        assertTrue(md.contains("at least equal at 1 of 1 sizes"), md);
-        assertTrue(md.contains("within 1.5x at 1 of 1 sizes"), md);
-        // on its own, pass 1 misses the latency target (3x) and pass 2 the bandwidth one (4.5x slower)
-        assertTrue(md.contains("- pass 1: busbw from 1M at least equal at 1 of 1 sizes (min 4.00), 8 B - 4K within 1.5x at 0 of 1 (max 3.00)\n"), md);
-        assertTrue(md.contains("- pass 2: busbw from 1M at least equal at 0 of 1 sizes (min 0.22), 8 B - 4K within 1.5x at 1 of 1 (max 0.55)\n"), md);
+                "allreduce-vs-openmpi.png", null);
+        assertTrue(md.contains("| 8 | 1.10 | 1.00 | 1.10 | "), md);
+        assertTrue(md.contains("| 1M | 100.00 | 200.00 | 0.50 | "), md);
+        assertTrue(md.contains("fastest passes: geometric mean 0.74, max 1.10 (at 8); over 1.0x at 1 of 2 sizes (8)."), md);
+        // on its own, pass 1 is 3x slower at 8 B and pass 2 4.5x slower at 1 MiB
+        assertTrue(md.contains("- pass 1: time ratio max 3.00 (at 8); over 1.3x at 1 of 2 sizes (8)\n"), md);
+        assertTrue(md.contains("- pass 2: time ratio max 4.50 (at 1M); over 1.3x at 1 of 2 sizes (1M)\n"), md);
         assertTrue(md.contains("2 passes"), md);
+        assertFalse(md.contains("line latency"), "no latencies, no word of them: " + md);
         assertTrue(md.contains("on the default transport of this machine"), md);
         assertTrue(md.contains("Plot: `allreduce-vs-openmpi.png`"), md);
+    }
+
+    @Test
+    void passesWhoseTurnsRanAtOneLineLatencyAreComparedOnTheirOwn(@TempDir Path dir) throws IOException {
+        // pass 1: Open MPI fast, rdma4j slow (3x slower at 8 B); pass 2: both slow (rdma4j 0.9x);
+        // pass 3: rdma4j fast throughout but Open MPI's level changed during its turn
+        Path ours1 = csv(dir, "r1.csv", "rdma4j", new long[][] {{8, 60, 0}});
+        Path peer1 = csv(dir, "o1.csv", "openmpi", new long[][] {{8, 20, 0}});
+        Path ours2 = csv(dir, "r2.csv", "rdma4j", new long[][] {{8, 45, 0}});
+        Path peer2 = csv(dir, "o2.csv", "openmpi", new long[][] {{8, 50, 0}});
+        Path ours3 = csv(dir, "r3.csv", "rdma4j", new long[][] {{8, 18, 0}});
+        Path peer3 = csv(dir, "o3.csv", "openmpi", new long[][] {{8, 40, 0}});
+        Path lat = dir.resolve("lat.tsv");
+        Files.writeString(lat, """
+                1	2	openmpi	50	52
+                1	2	rdma4j	230	228
+                2	2	openmpi	210	215
+                2	2	rdma4j	231	240
+                3	2	openmpi	220	55
+                3	2	rdma4j	53	49
+                """);
+        LinePhases phases = LinePhases.read(lat);
+        assertEquals(LinePhases.Level.CHANGED, phases.turn(3, 2, false).orElseThrow().level());
+        assertEquals(List.of(false, true, false), List.of(phases.alike(1, 2), phases.alike(2, 2), phases.alike(3, 2)));
+        String md = AllReduceComparison.markdown(AllReduceComparison.load(List.of(peer1, ours1, peer2, ours2, peer3, ours3)),
+                "compare-mpi -P 3", "Open MPI", null, "allreduce-vs-openmpi.png", phases);
+        // fastest passes: rdma4j 0.18 (pass 3) against Open MPI 0.20 (pass 1); alike: pass 2 alone, 0.45 / 0.50
+        assertTrue(md.contains("| 8 | 0.18 | 0.20 | 0.90 | 0.90 | "), md);
+        assertTrue(md.contains("one line latency (pass 2): geometric mean 0.90, max 0.90 (at 8); over 1.0x at 0 of 1 sizes."), md);
+        assertTrue(md.contains("- pass 1: time ratio max 3.00 (at 8); over 1.3x at 1 of 1 sizes (8); line latency: rdma4j "
+                + "230 -> 228 ns (slow), Open MPI 50 -> 52 ns (fast): not alike"), md);
+        assertTrue(md.contains("- pass 2: time ratio max 0.90 (at 8); over 1.3x at 0 of 1 sizes; line latency: rdma4j "
+                + "231 -> 240 ns (slow), Open MPI 210 -> 215 ns (slow)\n"), md);
+        assertTrue(md.contains("Open MPI 220 -> 55 ns (changed during the turn): not alike"), md);
+        assertTrue(md.contains("- pass 3, 2 ranks, rdma4j: 53 -> 49 ns (fast)"), md);
+    }
+
+    @Test
+    void aLatencyFileWithAMalformedLineIsRefusedWithTheLine(@TempDir Path dir) throws IOException {
+        Path lat = dir.resolve("lat.tsv");
+        Files.writeString(lat, "1\t2\trdma4j\t230\n");
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> LinePhases.read(lat));
+        assertTrue(e.getMessage().contains("1\t2\trdma4j\t230"), e.getMessage());
     }
 
     @Test
@@ -64,7 +108,7 @@ class AllReduceComparisonTest {
         Path ours = csv(dir, "r.csv", "rdma4j", new long[][] {{8, 100, 0}});
         Path peer = csv(dir, "o.csv", "openmpi", new long[][] {{8, 200, 0}});
         String md = AllReduceComparison.markdown(AllReduceComparison.load(List.of(peer, ours)), "compare-mpi -t tcp",
-                "Open MPI (btl tcp,self)", "tcp", "allreduce-tcp-vs-openmpi.png");
+                "Open MPI (btl tcp,self)", "tcp", "allreduce-tcp-vs-openmpi.png", null);
         assertTrue(md.startsWith("# rdma4j allreduce vs Open MPI (btl tcp,self) MPI_Allreduce"), md);
         assertTrue(md.contains("ranks as separate JVMs on the tcp transport,"), md);
         assertFalse(md.contains("default transport"), md);
@@ -77,7 +121,7 @@ class AllReduceComparisonTest {
         Path ours = csv(dir, "r.csv", "rdma4j", new long[][] {{8, 100, 0}});
         Path peer = csv(dir, "o.csv", "openmpi", new long[][] {{8, 100, 0}});
         String md = AllReduceComparison.markdown(AllReduceComparison.load(List.of(peer, ours)), "compare-mpi", "Open MPI",
-                null, "allreduce-vs-openmpi.png");
+                null, "allreduce-vs-openmpi.png", null);
         assertTrue(md.contains("| 8 | 1.00 | 1.00 | 1.00 |"), md);
         assertFalse(md.contains("- pass 1"), md);
         assertFalse(md.contains("passes"), md);
