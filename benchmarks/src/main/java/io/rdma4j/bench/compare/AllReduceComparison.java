@@ -253,7 +253,9 @@ public final class AllReduceComparison {
             b.append(String.format(Locale.ROOT, "Time ratio rdma4j / %s%s: geometric mean %.2f, %s; %s.%n", peerName,
                     passes > 1 ? ", fastest passes" : "", geomean(List.copyOf(best.timeRatios().values())), best.worst(),
                     best.summary(TIME_TARGET)));
-            if (alikeBest != null) {
+            if (alikeBest != null && alike.size() == passes) {
+                b.append(String.format(Locale.ROOT, "%nEvery pass had both turns at one line latency.%n"));
+            } else if (alikeBest != null) {
                 b.append(String.format(Locale.ROOT, "%nThe same over the passes whose two turns ran at one line latency "
                                 + "(%s): geometric mean %.2f, %s; %s.%n", passList(alike),
                         geomean(List.copyOf(alikeBest.timeRatios().values())), alikeBest.worst(),

@@ -92,6 +92,14 @@ class AllReduceComparisonTest {
                 + "231 -> 240 ns (slow), Open MPI 210 -> 215 ns (slow)\n"), md);
         assertTrue(md.contains("Open MPI 220 -> 55 ns (changed during the turn): not alike"), md);
         assertTrue(md.contains("- pass 3, 2 ranks, rdma4j: 53 -> 49 ns (fast)"), md);
+        assertFalse(md.contains("Every pass had both turns at one line latency"), md);
+
+        Path alikeOnly = dir.resolve("alike.tsv");
+        Files.writeString(alikeOnly, "1\t2\topenmpi\t210\t215\n1\t2\trdma4j\t231\t240\n");
+        String one = AllReduceComparison.markdown(AllReduceComparison.load(List.of(peer1, ours1)), "compare-mpi",
+                "Open MPI", null, "allreduce-vs-openmpi.png", LinePhases.read(alikeOnly));
+        assertTrue(one.contains("Every pass had both turns at one line latency."), one);
+        assertFalse(one.contains("The same over the passes"), one);
     }
 
     @Test
