@@ -25,7 +25,12 @@ import java.util.Objects;
  *     {@code gradient_as_bucket_view}); the trainer writes gradient i into {@link #gradient(int)}
  *     and finds the reduced values there after {@code finish}. Nothing is copied.
  * <li>the constructors: the trainer's own segments; {@code markReady} copies a gradient into its
- *     bucket and {@code finish} copies the reduced values back.
+ *     bucket, and the reduced values are copied back by the first {@code markReady} or
+ *     {@code finish} that finds the bucket's allreduce done. So from {@code markReady(i)} until
+ *     {@code finish} returns, gradient i belongs to the bucketer: the trainer must not write it,
+ *     and what it reads there may be its own value or the reduced one. Copying a bucket back
+ *     during the backward, while the trainer waits for its next layer anyway, keeps the copies
+ *     of the buckets done early out of the time {@code finish} takes after the backward.
  * </ul>
  * The reduction is by default the average.
  *
@@ -54,7 +59,11 @@ public final class GradientBucketer implements AutoCloseable {
     private final int[] pending;
     private final boolean[] ready;
     private final Work[] works;
+    /** The first gradient of each bucket (a bucket holds consecutive gradients). */
+    private final int[] firstGradOf;
     private int nextToLaunch;
+    /** Buckets before this one had their reduced values copied back into the trainer's gradients this iteration. */
+    private int nextToCopyBack;
     private int marked;
     private boolean closed;
 
@@ -126,6 +135,10 @@ public final class GradientBucketer implements AutoCloseable {
         gradsInBucket = new int[nb];
         pending = new int[nb];
         works = new Work[nb];
+        firstGradOf = new int[nb];
+        for (int i = n - 1; i >= 0; i--) {
+            firstGradOf[bucketOf[i]] = i;
+        }
         ready = new boolean[n];
         grads = copies ? external : new MemorySegment[n];
         try {
@@ -219,6 +232,9 @@ public final class GradientBucketer implements AutoCloseable {
         }
         ready[gradIndex] = true;
         marked++;
+        if (copies) {
+            copyBackDone();
+        }
         int b = bucketOf[gradIndex];
         if (copies) {
             BulkCopy.copy(grads[gradIndex], 0, bucketData[b], offsetInBucket[gradIndex],
@@ -250,11 +266,36 @@ public final class GradientBucketer implements AutoCloseable {
         long timeoutNanos = timeout.toNanos();
         for (int b = 0; b < buckets.length; b++) {
             awaitBucket(b, timeout, Math.max(1, timeoutNanos - (System.nanoTime() - start)));
-        }
-        for (int i = 0; copies && i < grads.length; i++) {
-            BulkCopy.copy(bucketData[bucketOf[i]], offsetInBucket[i], grads[i], 0, grads[i].byteSize());
+            if (copies && b >= nextToCopyBack) {
+                copyBack(b);
+            }
         }
         reset();
+    }
+
+    /**
+     * Copies back, in bucket order, the buckets whose allreduce succeeded (failures are left
+     * for {@code finish} or {@code awaitBucket} to report).
+     */
+    private void copyBackDone() {
+        while (nextToCopyBack < nextToLaunch) {
+            int b = nextToCopyBack;
+            Work w = works[b];
+            if (w != null) {
+                if (!w.succeeded()) {
+                    return;
+                }
+                awaitBucket(b, Duration.ZERO, 0); // done: returns at once and hands the handle back
+            }
+            copyBack(b);
+            nextToCopyBack = b + 1;
+        }
+    }
+
+    private void copyBack(int b) {
+        for (int i = firstGradOf[b], end = i + gradsInBucket[b]; i < end; i++) {
+            BulkCopy.copy(bucketData[b], offsetInBucket[i], grads[i], 0, grads[i].byteSize());
+        }
     }
 
     private void reset() {
@@ -264,6 +305,7 @@ public final class GradientBucketer implements AutoCloseable {
         }
         Arrays.fill(ready, false);
         nextToLaunch = 0;
+        nextToCopyBack = 0;
         marked = 0;
     }
 

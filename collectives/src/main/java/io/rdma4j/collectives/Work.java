@@ -101,6 +101,11 @@ public final class Work {
         return state != PENDING;
     }
 
+    /** Whether the collective completed without failing (false while it runs). */
+    boolean succeeded() {
+        return state == DONE && failure == null;
+    }
+
     /**
      * Waits for completion.
      *

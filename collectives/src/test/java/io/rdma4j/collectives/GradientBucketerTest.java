@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@link GradientBucketer} with gradients that live in its buckets, on two ranks in this JVM. */
+/** {@link GradientBucketer} with gradients that live in its buckets or are copied, on two ranks in this JVM. */
 class GradientBucketerTest {
     private static final Duration AWAIT = Duration.ofSeconds(30);
 
@@ -60,6 +60,52 @@ class GradientBucketerTest {
                                 float want = (input(0, i, j) + input(1, i, j)) / 2 + iter;
                                 assertEquals(want, grad.getAtIndex(ValueLayout.JAVA_FLOAT, j), Math.ulp(want) * 4,
                                         "rank " + rank + " iteration " + iter + " gradient " + i + " element " + j);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    @Test
+    void copiedGradientsOfABucketDoneDuringTheBackwardAreWrittenBackBeforeFinish() throws Exception {
+        int elements = 1000;
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.SHM))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined();
+                     Communicator c = Communicator.builder().transport(t).store(store)
+                             .options(CollectiveOptions.defaults().withTimeout(AWAIT)).build()) {
+                    MemorySegment[] grads = new MemorySegment[3];
+                    for (int i = 0; i < grads.length; i++) {
+                        grads[i] = arena.allocate(elements * 4L, 4);
+                    }
+                    // one gradient per bucket
+                    try (GradientBucketer bk = new GradientBucketer(c, DataType.F32, java.util.List.of(grads),
+                            elements * 4L, ReduceOp.AVG)) {
+                        assertEquals(3, bk.bucketCount());
+                        for (int iter = 0; iter < 2; iter++) {
+                            for (int i = 0; i < grads.length; i++) {
+                                for (long j = 0; j < elements; j++) {
+                                    grads[i].setAtIndex(ValueLayout.JAVA_FLOAT, j, input(rank, i, j) + iter);
+                                }
+                            }
+                            bk.markReady(0);
+                            bk.awaitBucket(0, AWAIT);
+                            assertEquals(input(rank, 0, 7) + iter, grads[0].getAtIndex(ValueLayout.JAVA_FLOAT, 7),
+                                    "awaiting a bucket copies nothing back by itself");
+                            bk.markReady(1);
+                            float want = (input(0, 0, 7) + input(1, 0, 7)) / 2 + iter;
+                            assertEquals(want, grads[0].getAtIndex(ValueLayout.JAVA_FLOAT, 7),
+                                    "the next markReady copied bucket 0 back (rank " + rank + ", iteration " + iter + ")");
+                            bk.markReady(2);
+                            bk.finish(AWAIT);
+                            for (int i = 0; i < grads.length; i++) {
+                                for (long j = 0; j < elements; j++) {
+                                    float w = (input(0, i, j) + input(1, i, j)) / 2 + iter;
+                                    assertEquals(w, grads[i].getAtIndex(ValueLayout.JAVA_FLOAT, j), Math.ulp(w) * 4,
+                                            "rank " + rank + " iteration " + iter + " gradient " + i + " element " + j);
+                                }
                             }
                         }
                     }
