@@ -239,10 +239,14 @@ public final class CollectiveBenchmark {
      * over the ranks, the mean over the rounds back to back and interleaved and their ratio, and
      * the same with the median over the rounds: on a shared host a round in which a vCPU was
      * taken away for a few milliseconds moves the mean of 200 calls of tens of microseconds by
-     * half, the median not. The first
-     * {@link #interleaveWarmUpRounds} rounds, in front of the R, are not counted: the JIT
-     * recompiles for the new mix of calls there (with 50 rounds counted from the first, a 64 KiB
-     * call averaged 47-143 us interleaved; with 400, 24 us).
+     * half, the median not. Rounds in front of the R are not counted: the JIT recompiles for
+     * the new mix of calls there (with 50 rounds counted from the first, a 64 KiB call averaged
+     * 47-143 us interleaved; with 400, 24 us). {@link #interleaveWarmUpRounds} of them, then more
+     * until one passed in which no rank's JIT compiled anything: after a fixed 20, C2 was still
+     * deoptimizing and recompiling the copy, reduction and shared-window code for the mix
+     * ({@code -XX:+PrintCompilation}: "made not entrant: uncommon trap" among the counted rounds),
+     * and a rank waiting on its peer yielded its pinned core to the compiler thread, so that 2 of 3
+     * runs had a mean at 64 KiB 1.5-4.4x the median.
      */
     private void interleaved(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, double[] tableUs,
                              Arena arena, boolean print) {
@@ -262,35 +266,19 @@ public final class CollectiveBenchmark {
         }
         comm.barrier();
         int warmRounds = interleaveWarmUpRounds(rounds);
-        for (int round = -warmRounds; round < rounds; round++) {
-            Random random = new Random(round);
-            for (int i = 0; i < k; i++) {
-                order[i] = i;
-            }
-            for (int i = k - 1; i > 0; i--) {
-                int j = random.nextInt(i + 1);
-                int t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
-            for (int i : order) {
-                comm.allReduce(scalar, scalar, 1, DataType.F32, ReduceOp.SUM);
-                long t0 = System.nanoTime();
-                coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
-                long t = System.nanoTime() - t0;
-                if (round >= 0) {
-                    nanos.setAtIndex(F64, (long) i * rounds + round, t);
-                }
-            }
-            for (int i : order) {
-                coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
-                long t0 = System.nanoTime();
-                runCalls(slots[i], counts[i], ALONE_CALLS);
-                double t = (System.nanoTime() - t0) / (double) ALONE_CALLS;
-                if (round >= 0) {
-                    nanos.setAtIndex(F64, (long) (k + i) * rounds + round, t);
-                }
-            }
+        for (int round = -warmRounds; round < 0; round++) {
+            interleaveRound(round, order, slots, counts, scalar, nanos, rounds);
+        }
+        MemorySegment flag = arena.allocate(16, 8);
+        int[] quietRound = {-warmRounds};
+        try {
+            JitWarmup.untilQuietTogether(() -> interleaveRound(--quietRound[0], order, slots, counts, scalar, nanos, rounds),
+                    busy -> anyRankBusy(flag, busy), MAX_QUIET_ROUNDS);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        for (int round = 0; round < rounds; round++) {
+            interleaveRound(round, order, slots, counts, scalar, nanos, rounds);
         }
         comm.allReduce(nanos, nanos, 2L * k * rounds, DataType.F64, ReduceOp.SUM);
         if (!print) {
@@ -322,6 +310,57 @@ public final class CollectiveBenchmark {
             us[r] = nanos.getAtIndex(F64, from + r) / 1e3 / n;
         }
         return us;
+    }
+
+    /**
+     * One round of {@link #interleaved}: every size once after a scalar allreduce, in the order
+     * drawn for {@code round}, then every size back to back; records the times when
+     * {@code round >= 0} (a method of its own, so that the JIT compiles it whole, not on the stack).
+     */
+    private void interleaveRound(int round, int[] order, Slots[] slots, long[] counts, MemorySegment scalar,
+                                 MemorySegment nanos, int rounds) {
+        int k = order.length;
+        Random random = new Random(round);
+        for (int i = 0; i < k; i++) {
+            order[i] = i;
+        }
+        for (int i = k - 1; i > 0; i--) {
+            int j = random.nextInt(i + 1);
+            int t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int i : order) {
+            comm.allReduce(scalar, scalar, 1, DataType.F32, ReduceOp.SUM);
+            long t0 = System.nanoTime();
+            coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
+            long t = System.nanoTime() - t0;
+            if (round >= 0) {
+                nanos.setAtIndex(F64, (long) i * rounds + round, t);
+            }
+        }
+        for (int i : order) {
+            coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
+            long t0 = System.nanoTime();
+            runCalls(slots[i], counts[i], ALONE_CALLS);
+            double t = (System.nanoTime() - t0) / (double) ALONE_CALLS;
+            if (round >= 0) {
+                nanos.setAtIndex(F64, (long) (k + i) * rounds + round, t);
+            }
+        }
+    }
+
+    /**
+     * Whether any rank's JIT was busy: the ranks agree through the communicator (only whether to
+     * go on; no result is checked with it), with the call {@link #measure} makes with its stats
+     * (2 doubles summed): another type, count or operator here would change the profile that the
+     * timed calls then run with.
+     */
+    private boolean anyRankBusy(MemorySegment flag, boolean busy) {
+        flag.set(F64, 0, busy ? 1 : 0);
+        flag.set(F64, 8, 0);
+        comm.allReduce(flag, flag, 2, DataType.F64, ReduceOp.SUM);
+        return flag.get(F64, 0) != 0;
     }
 
     /** Untimed rounds before {@code rounds} interleaved ones: a tenth of them, at least 5. */
@@ -369,14 +408,7 @@ public final class CollectiveBenchmark {
                     Slots s = coll.slots(sendBuf, recvBuf, count, es, comm.rank(), n, !o.runsOutOfPlace());
                     runCalls(s, count, each);
                 }
-            }, busy -> {
-                // the call measure() makes with its stats (2 doubles summed): another type, count
-                // or operator here would change the profile that the timed calls then run with
-                flag.set(F64, 0, busy ? 1 : 0);
-                flag.set(F64, 8, 0);
-                comm.allReduce(flag, flag, 2, DataType.F64, ReduceOp.SUM);
-                return flag.get(F64, 0) != 0;
-            }, MAX_QUIET_ROUNDS);
+            }, busy -> anyRankBusy(flag, busy), MAX_QUIET_ROUNDS);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
