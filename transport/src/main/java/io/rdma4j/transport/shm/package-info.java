@@ -23,7 +23,11 @@
  * <h2>Copies</h2>
  * One-sided write/read: one copy, straight between the local buffer and the peer's slab.
  * Two-sided send/receive of up to {@code ShmConnection.EAGER_BYTES}: through the event ring, in
- * the entry that announces it (two copies of a few dozen bytes, one cache line fetched).
+ * the entry that announces it (two copies of a few dozen bytes, one cache line fetched). The bound
+ * is what fits in one line: with 128-byte entries, eager messages of 41-104 bytes took 1.15-1.40 us
+ * one-way where 8-40 bytes took 0.39-0.49 and a 64-byte rendezvous 0.61-0.72 (p2p-perf {@code -t
+ * shm --measure latency -n 100000}, 2-core VM, the builds taking turns), whichever line the
+ * sender wrote first; two ring entries per message did no better. Measure again before moving it.
  * Larger, into an {@code allocate()}d buffer (or a slice of one passed to
  * {@code register()}): one copy, the sender writes into the receiver's buffer. Into private
  * memory from {@code register()}: two copies through the receiver's bounce chunks, pipelined
