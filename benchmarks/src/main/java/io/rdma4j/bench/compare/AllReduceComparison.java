@@ -91,10 +91,6 @@ public final class AllReduceComparison {
             return new Outcome(time, bw);
         }
 
-        long over(double limit) {
-            return timeRatios.values().stream().filter(r -> r > limit).count();
-        }
-
         /** "max R (at SIZE)": the largest time ratio and its size. */
         String worst() {
             Map.Entry<Long, Double> w = timeRatios.entrySet().stream().max(Map.Entry.comparingByValue()).orElse(null);
@@ -104,19 +100,14 @@ public final class AllReduceComparison {
 
         /** "over 1.0x at N of M sizes": with the sizes when there are a few. */
         String summary(double limit) {
-            long n = over(limit);
-            StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "over %.1fx at %d of %d sizes", limit, n,
-                    timeRatios.size()));
-            if (n > 0 && n <= 6) {
-                List<String> sizes = new ArrayList<>();
-                timeRatios.forEach((size, r) -> {
-                    if (r > limit) {
-                        sizes.add(ByteSizes.format(size));
-                    }
-                });
-                b.append(" (").append(String.join(", ", sizes)).append(')');
-            }
-            return b.toString();
+            List<String> sizes = new ArrayList<>();
+            timeRatios.forEach((size, r) -> {
+                if (r > limit) {
+                    sizes.add(ByteSizes.format(size));
+                }
+            });
+            String s = String.format(Locale.ROOT, "over %.1fx at %d of %d sizes", limit, sizes.size(), timeRatios.size());
+            return sizes.isEmpty() || sizes.size() > 6 ? s : s + " (" + String.join(", ", sizes) + ")";
         }
     }
 
