@@ -87,7 +87,11 @@ public interface Transport extends AutoCloseable {
      */
     void abort(Throwable cause);
 
-    /** Releases connections and memory; pending requests fail. Idempotent. */
+    /**
+     * Releases connections and memory; pending requests fail. Idempotent. At a peer, requests
+     * this side had already served (a send whose receive it posted, a receive of what it sent)
+     * still complete after this close; what is pending there beyond that fails, naming this rank.
+     */
     @Override
     void close();
 }

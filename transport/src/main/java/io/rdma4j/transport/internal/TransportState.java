@@ -42,6 +42,11 @@ public final class TransportState {
         return aborted;
     }
 
+    /** Whether the transport was aborted (a fault, not a close). */
+    public boolean aborted() {
+        return aborted != null;
+    }
+
     public boolean closed() {
         return closed;
     }

@@ -20,14 +20,20 @@ import java.util.List;
  *
  * <p>Each transport listens on one port; each side of a connection connects to the peer's
  * listener and watches only that socket: the peer holds the accepted end, never reads it, and its
- * exit (or its transport's close) closes it. A transport that closes after losing a rank first
- * writes that rank (4 bytes) on every accepted end, so that its peers blame the rank lost first,
- * not the one that gave up after it. Best effort: a listener or a connection that cannot be had
+ * exit (or its transport's close) closes it. Before closing, a transport writes 4 bytes on every
+ * accepted end: the rank it lost first, if it lost one, so that its peers blame that rank and not
+ * the one that gave up after it; {@link #CLOSED_CLEANLY} if it closes without a fault, so that its
+ * peers let the requests it already served finish instead of failing them as after a death. A
+ * process that dies writes nothing. Best effort: a listener or a connection that cannot be had
  * is logged and the QP retries remain the only detection for that peer.
  */
 final class Liveness implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Liveness.class.getName());
     private static final int CONNECT_MILLIS = 5_000;
+    /** What a transport that closes without a fault says; a lost rank is said as itself (>= 0). */
+    static final int CLOSED_CLEANLY = -2;
+    /** Nothing said: the peer died, or aborted without naming a rank. */
+    static final int NOTHING_SAID = -1;
 
     private final ServerSocketChannel listener;
     private final byte[] host;
@@ -114,16 +120,19 @@ final class Liveness implements AutoCloseable {
 
     @Override
     public void close() {
-        close(-1);
+        close(NOTHING_SAID);
     }
 
-    /** Closes every socket, after telling the peers on them that rank {@code lostFirst} was lost first (if >= 0). */
-    synchronized void close(int lostFirst) {
-        ByteBuffer lost = ByteBuffer.allocate(Integer.BYTES);
+    /**
+     * Closes every socket, after telling the peers on them {@code said}: the rank lost first (>= 0),
+     * {@link #CLOSED_CLEANLY}, or {@link #NOTHING_SAID}.
+     */
+    synchronized void close(int said) {
+        ByteBuffer word = ByteBuffer.allocate(Integer.BYTES);
         for (SocketChannel ch : accepted) {
-            if (lostFirst >= 0) {
+            if (said != NOTHING_SAID) {
                 try {
-                    ch.write(lost.clear().putInt(0, lostFirst)); // 4 bytes into an empty socket buffer
+                    ch.write(word.clear().putInt(0, said)); // 4 bytes into an empty socket buffer
                 } catch (IOException ignored) {
                     // that peer is gone too
                 }
@@ -145,13 +154,13 @@ final class Liveness implements AutoCloseable {
     }
 
     /**
-     * One side's socket to a peer's listener; the peer writes nothing on it but, as it closes, the
-     * rank it lost first, so a read ends only with the peer.
+     * One side's socket to a peer's listener; the peer writes nothing on it but, as it closes,
+     * what {@link #close(int)} says, so a read ends only with the peer.
      */
     static final class Watch implements AutoCloseable {
         private final SocketChannel channel;
         private final ByteBuffer probe = ByteBuffer.allocateDirect(Integer.BYTES);
-        private int lostFirst = -1;
+        private int said = NOTHING_SAID;
 
         private Watch(SocketChannel channel) {
             this.channel = channel;
@@ -163,7 +172,7 @@ final class Liveness implements AutoCloseable {
                 int n;
                 while ((n = channel.read(probe)) > 0) {
                     if (!probe.hasRemaining()) {
-                        lostFirst = probe.getInt(0);
+                        said = probe.getInt(0);
                         probe.clear();
                     }
                 }
@@ -175,7 +184,12 @@ final class Liveness implements AutoCloseable {
 
         /** The rank the peer said it had lost before it closed, or -1. */
         int lostFirst() {
-            return lostFirst;
+            return said >= 0 ? said : -1;
+        }
+
+        /** Whether the peer said, before its socket closed, that it closed without a fault. */
+        boolean closedCleanly() {
+            return said == CLOSED_CLEANLY;
         }
 
         @Override

@@ -28,6 +28,8 @@ final class RequestTable extends RequestSlots {
     final boolean[] failWhenRetired;
     /** SEND: issued as an eager message before its CTS; done once that CTS arrived and its write completed. */
     final boolean[] eagerSend;
+    /** SEND: its receive's CTS arrived, i.e. the peer took it. */
+    final boolean[] taken;
     /** RECV: no message has claimed it yet (an arriving eager message may). */
     final boolean[] unclaimed;
     /** RECV: the eager-ring index of the message it takes once its CTS is written, -1 if none. */
@@ -53,6 +55,7 @@ final class RequestTable extends RequestSlots {
         exposed = new boolean[capacity];
         failWhenRetired = new boolean[capacity];
         eagerSend = new boolean[capacity];
+        taken = new boolean[capacity];
         unclaimed = new boolean[capacity];
         eagerIndex = new long[capacity];
         ctsWritten = new boolean[capacity];
@@ -75,6 +78,7 @@ final class RequestTable extends RequestSlots {
         exposed[s] = false;
         failWhenRetired[s] = false;
         eagerSend[s] = false;
+        taken[s] = false;
         unclaimed[s] = false;
         eagerIndex[s] = -1;
         ctsWritten[s] = false;

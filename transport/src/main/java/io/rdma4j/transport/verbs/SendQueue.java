@@ -41,6 +41,8 @@ final class SendQueue implements AutoCloseable {
     private long retired;
     private int sinceSignal;
     private boolean unsignalledMark;
+    /** Marks added (batched or posted) whose work request has not retired. */
+    private int marksOutstanding;
     /** Statistics (tests, diagnostics): work requests posted, post_send calls, signalled and inline requests. */
     private long workRequests;
     private long doorbells;
@@ -71,6 +73,11 @@ final class SendQueue implements AutoCloseable {
     /** Whether nothing is batched or outstanding. */
     boolean idle() {
         return posted == retired && batch.count() == 0;
+    }
+
+    /** Whether some request still waits for a work request of this queue to complete. */
+    boolean marksOutstanding() {
+        return marksOutstanding > 0;
     }
 
     boolean hasBatch() {
@@ -136,6 +143,9 @@ final class SendQueue implements AutoCloseable {
             batch.setImmediate(w, immediate);
         }
         marks[(int) (sequence % marks.length)] = mark;
+        if (mark >= 0) {
+            marksOutstanding++;
+        }
     }
 
     /**
@@ -182,6 +192,7 @@ final class SendQueue implements AutoCloseable {
             int m = marks[i];
             if (m >= 0) {
                 marks[i] = -1;
+                marksOutstanding--;
                 sink.retired(m, success);
             }
         }
@@ -194,6 +205,13 @@ final class SendQueue implements AutoCloseable {
      * ({@link #idle()}), the NIC is done with everything this queue ever posted.
      */
     void postDrainMarker() {
+        for (long s = posted; s < posted + batch.count(); s++) { // dropped unposted: their requests fail with the connection
+            int i = (int) (s % marks.length);
+            if (marks[i] >= 0) {
+                marks[i] = -1;
+                marksOutstanding--;
+            }
+        }
         batch.reset();
         long sequence = posted;
         int w = batch.add(wrId(sequence), SendOpcode.RDMA_WRITE, SendFlags.SIGNALED);

@@ -79,6 +79,19 @@ import java.util.Arrays;
  * second without completions). Its QPs then go to ERROR, a drain marker flushes everything
  * posted, and only then are the QPs, CQ and control region destroyed, so the NIC never touches
  * memory that is freed afterwards.
+ *
+ * <p><b>A peer's clean close</b> is no fault for what it finished: a transport closing without one
+ * first waits until its peers acknowledged everything it posted ({@link #fenceForClose}), so its
+ * CTS entries and last writes are in this side's memory when its liveness socket says
+ * {@link Liveness#CLOSED_CLEANLY} and closes. This side then still takes the acknowledgements of
+ * its own last writes, which the peer's device sent before its process saw them but which may
+ * arrive after the socket's end (for at most {@link #ackGraceNanos}), so that a send the peer
+ * received (e.g. its last step of a barrier before it closed) completes instead of failing. An
+ * acknowledgement lost on the wire is retransmitted by nobody once the peer's queue pairs are
+ * gone: a send whose receive's CTS arrived (the peer took it, and closed without a fault) and
+ * whose work requests were posted then completes when the wait ends, as a send's completion
+ * promises no more than that its buffer is free again. What is pending after that can never
+ * complete and fails, naming the peer's close.
  */
 final class VerbsConnection implements Connection, SendQueue.Retirement {
     private static final System.Logger LOG = System.getLogger(VerbsConnection.class.getName());
@@ -170,6 +183,24 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     private long lastActivity = System.nanoTime();
     private Liveness.Watch watch;
     private long nextLivenessCheck;
+    /**
+     * How long a clean close of this side waits for its peers to acknowledge what it posted, and
+     * how long, after a peer's clean close, this side waits for the acknowledgements of what it
+     * had posted to that peer: two local ACK timeouts (4.096 us x 2^timeout each, the
+     * retransmission period), so that one lost packet is recovered by a retransmission while the
+     * peer's queue pairs still live; an acknowledgement that is not lost comes one round trip
+     * behind its data. Reached only when the acknowledgement is lost for good (the peer's queue
+     * pairs are gone) or the peer never received the data (posted after it left).
+     */
+    static long ackGraceNanos(int ibTimeout) {
+        long period = 4096L << Math.min(ibTimeout, 31);
+        return Math.clamp(2 * period, 100_000_000L, 30_000_000_000L);
+    }
+
+    /** Whether the peer closed its transport without a fault ({@link Liveness#CLOSED_CLEANLY}). */
+    private boolean peerClosed;
+    /** Until when, after the peer's clean close, acknowledgements of this side's writes are awaited. */
+    private long peerClosedGraceEnd;
 
     VerbsConnection(VerbsTransport transport, int peer) {
         this.transport = transport;
@@ -382,6 +413,10 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         int work = pollCompletions();
         checkLiveness();
         work += consumeCts();
+        if (peerClosed) {
+            settleWithClosedPeer(); // and nothing posted to a peer that left
+            return work;
+        }
         credits.observe(control, layout.creditsIn);
         work += issueBacklog();
         keepalive();
@@ -408,12 +443,13 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     /**
-     * Fails the connection once the peer's liveness socket is closed. Completions first: whatever
-     * the peer finished before it left was acknowledged by this side's device, so its completions
-     * are in the CQ before the socket closes, and they must complete their requests, not fail them.
+     * Fails the connection once the peer's liveness socket is closed, unless the peer said it
+     * closed cleanly (then {@link #settleWithClosedPeer} decides). Completions first: whatever the
+     * peer finished before it left was acknowledged by this side's device, so its completions are
+     * in the CQ before the socket closes, and they must complete their requests, not fail them.
      */
     private void checkLiveness() {
-        if (watch == null) {
+        if (watch == null || peerClosed) {
             return;
         }
         long now = System.nanoTime();
@@ -425,14 +461,92 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             while (pollCompletions() > 0) {
                 // take every completion that arrived before the peer left
             }
+            if (watch.closedCleanly()) {
+                peerClosed = true;
+                peerClosedGraceEnd = now + transport.ackGraceNanos;
+                return;
+            }
             int lost = watch.lostFirst();
             if (lost >= 0 && lost != peer && lost != transport.rank() && lost < transport.size()) {
                 throw new TransportException(lost, "peer " + peer + " closed its transport after losing rank " + lost
                         + " first (its liveness socket to rank " + transport.rank() + " said so and closed)");
             }
-            throw new TransportException(peer, "peer " + peer + " is gone: its process exited or closed its transport"
+            throw new TransportException(peer, "peer " + peer + " is gone: its process exited or aborted its transport"
                     + " (its liveness socket to rank " + transport.rank() + " closed)");
         }
+    }
+
+    /**
+     * After the peer's clean close: once no request waits for the completion of a work request
+     * this side posted (or {@link #ackGraceNanos} passed), fails the connection, and with it
+     * whatever is still pending to or from the peer, which nothing can complete any more.
+     */
+    private void settleWithClosedPeer() {
+        if (awaitingCompletions() && System.nanoTime() - peerClosedGraceEnd < 0) {
+            return;
+        }
+        int unacknowledged = completeTakenSends();
+        throw new TransportException(peer, "peer " + peer + " closed its transport (it said so on its liveness socket"
+                + " to rank " + transport.rank() + ")" + (unacknowledged > 0 ? "; " + unacknowledged
+                + " send(s) it had taken completed without the acknowledgement of their last write" : ""));
+    }
+
+    /** Completes the sends to the peer that it took (their CTS arrived) and that were posted; how many. */
+    private int completeTakenSends() {
+        int n = 0;
+        for (int s = 0; s < requests.capacity; s++) {
+            if (requests.pending(s) && requests.peer[s] == peer && requests.kind[s] == RequestTable.SEND
+                    && requests.taken[s] && requests.exposed[s] && !requests.failWhenRetired[s]) {
+                requests.complete(s, requests.length[s]);
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Whether some request waits for a work request of this connection to complete. */
+    private boolean awaitingCompletions() {
+        for (SendQueue sq : sends) {
+            if (sq.marksOutstanding()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Before a clean close of this side: posts what is batched and a signalled zero-length write
+     * on every QP, whose completion retires everything posted before it ({@link #acknowledged}).
+     */
+    void fenceForClose() {
+        if (failure != null || peerClosed) {
+            return;
+        }
+        flushAll();
+        for (SendQueue sq : sends) {
+            if (sq.free() >= 1) {
+                addProbe(sq);
+                sq.flush();
+            }
+        }
+    }
+
+    /** A signalled zero-length write: its completion says the peer's QP took everything before it. */
+    private void addProbe(SendQueue sq) {
+        sq.add(SendOpcode.RDMA_WRITE, 0, 0, 0, peerControl + layout.keepalive, peerControlRkey, 0, -1, true);
+    }
+
+    /**
+     * During this side's clean close: whether the peer acknowledged everything this side posted
+     * (completions taken now), or can acknowledge nothing more: the connection failed, or the
+     * peer's liveness socket closed.
+     */
+    boolean acknowledged() {
+        if (failure != null || peerClosed) {
+            return true;
+        }
+        pollCompletions();
+        return drained() || (watch != null && watch.peerGone());
     }
 
     private void onCompletion(int i) {
@@ -599,6 +713,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     private void match(int s, int cts) {
+        requests.taken[s] = true;
         requests.remoteAddress[s] = ctsAddress[cts];
         requests.remoteCapacity[s] = ctsCapacity[cts];
         requests.remoteKey[s] = ctsRkey[cts];
@@ -710,6 +825,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
 
     /** The CTS of the receive an eager isend went to arrived: it tells whether that receive held it. */
     private void finishEagerSend(int s, long capacity) {
+        requests.taken[s] = true;
         if (requests.length[s] > capacity) {
             // fails once its write retired too: the slot must not be reused under that completion
             requests.remoteCapacity[s] = capacity;
@@ -1000,9 +1116,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     private void keepalive() {
         long now = System.nanoTime();
         if (now - lastActivity > KEEPALIVE_NANOS && sends[0].free() >= 1) {
-            // A signalled zero-length write: completes if the peer's QP is alive, else ends in
-            // RETRY_EXC_ERR, which fails this connection and every request to the peer.
-            sends[0].add(SendOpcode.RDMA_WRITE, 0, 0, 0, peerControl + layout.keepalive, peerControlRkey, 0, -1, true);
+            // completes if the peer's QP is alive, else ends in RETRY_EXC_ERR, which fails this
+            // connection and every request to the peer
+            addProbe(sends[0]);
             lastActivity = now;
         }
     }
@@ -1136,6 +1252,11 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
 
     boolean released() {
         return released;
+    }
+
+    /** Whether the peer closed its transport without a fault: not a rank this side lost. */
+    boolean peerClosed() {
+        return peerClosed;
     }
 
     @Override

@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 
 /**
@@ -99,6 +100,8 @@ public final class VerbsTransport implements Transport {
     private final VerbsConnection[] connections;
     private final VerbsConnection[] live;
     private int liveCount;
+    /** See {@link VerbsConnection#ackGraceNanos}. */
+    final long ackGraceNanos;
     private final RegistrationCache<VerbsBuffer> cache = new RegistrationCache<>();
     private final List<MemoryRegion> ownRegions = new ArrayList<>();
     /** Bytes of caller memory this transport has registered (and so pinned) at the moment. */
@@ -125,6 +128,7 @@ public final class VerbsTransport implements Transport {
         this.connections = new VerbsConnection[size];
         this.broker = new ConnectionBroker(this, store, rank, size);
         this.live = new VerbsConnection[size];
+        this.ackGraceNanos = VerbsConnection.ackGraceNanos(config.ibTimeout());
         this.requests = new RequestTable(config.maxOutstandingRequests());
         this.completion = new RequestCompletion(requests, this::progressOnce, this, rank, config::newIdleStrategy);
         config.logOnce();
@@ -630,7 +634,7 @@ public final class VerbsTransport implements Transport {
         }
         TransportException e = cause instanceof TransportException te && te.peer() >= 0 ? te
                 : new TransportException(c.peer, "connection to peer " + c.peer + " failed: " + cause, cause);
-        if (firstLost < 0) {
+        if (firstLost < 0 && !c.peerClosed()) {
             firstLost = e.peer();
         }
         release(c, e);
@@ -682,11 +686,18 @@ public final class VerbsTransport implements Transport {
         synchronized (connectLock) { // a connecting thread sees the close and leaves the broker
             broker.abandonAll(new TransportException(-1, "transport closed"));
         }
-        int lost;
+        boolean clean;
         synchronized (this) {
-            lost = firstLost;
+            clean = firstLost < 0 && !state.aborted();
         }
-        liveness.close(lost); // peers learn now that this side is gone, and which rank it lost first
+        if (clean) {
+            awaitAcknowledgements();
+        }
+        int said;
+        synchronized (this) {
+            said = firstLost >= 0 ? firstLost : clean ? Liveness.CLOSED_CLEANLY : Liveness.NOTHING_SAID;
+        }
+        liveness.close(said); // peers learn now that this side is gone, and how: cleanly, or which rank it lost first
         synchronized (this) {
             failAll(new TransportException(-1, "transport closed"));
             for (VerbsBuffer b : allocated) {
@@ -702,6 +713,45 @@ public final class VerbsTransport implements Transport {
             teardown.close(mailboxMr::close, mailboxArena::close, device::close);
             teardown.report(LOG, "verbs transport of rank " + rank);
         }
+    }
+
+    /**
+     * A clean close first lets every peer acknowledge what this side posted (CTS entries, credit
+     * reports, the last writes of its last collective), so that no peer waits for something this
+     * side's teardown would flush unsent; bounded by {@link VerbsConnection#ackGraceNanos}, which
+     * a peer that is alive, even one that is not progressing, never needs: its NIC acknowledges.
+     */
+    private void awaitAcknowledgements() {
+        long deadline = System.nanoTime() + ackGraceNanos;
+        fenceEveryPeer();
+        while (!acknowledgedByEveryPeer() && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(50_000);
+        }
+    }
+
+    private synchronized void fenceEveryPeer() {
+        for (int i = 0; i < liveCount; i++) {
+            VerbsConnection c = live[i];
+            try {
+                c.fenceForClose();
+            } catch (RuntimeException e) {
+                fail(c, e);
+            }
+        }
+    }
+
+    /** One pass over the connections of a closing transport: whether each peer acknowledged everything posted to it. */
+    private synchronized boolean acknowledgedByEveryPeer() {
+        boolean all = true;
+        for (int i = 0; i < liveCount; i++) {
+            VerbsConnection c = live[i];
+            try {
+                all &= c.acknowledged();
+            } catch (RuntimeException e) {
+                fail(c, e);
+            }
+        }
+        return all;
     }
 
     // ---- For tests and diagnostics.

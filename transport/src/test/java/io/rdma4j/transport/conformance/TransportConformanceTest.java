@@ -536,6 +536,43 @@ public abstract class TransportConformanceTest {
         }
     }
 
+    /**
+     * The end of a program: a peer closes right after its last receive. The send it received
+     * completes here (on verbs its acknowledgement and the receive's CTS may arrive only after the
+     * peer's close began); a receive it never served and a send it never took fail, naming it,
+     * by detection rather than by timeout. Three rounds, each with a fresh pair of transports.
+     */
+    @Test
+    void aPeerClosingRightAfterItsLastReceiveCompletesTheSendItTook() throws Exception {
+        for (int round = 0; round < 3; round++) {
+            closeGroup();
+            group = LocalGroup.start(2, LocalGroup.config(provider()));
+            int seed = round;
+            group.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                RegisteredBuffer b = t.allocate(64);
+                if (rank == 0) {
+                    fill(b.segment(), 0, 32, seed);
+                    long neverSent = c.irecv(b, 32, 32, 2);
+                    long neverTaken = c.isend(b, 0, 16, 3);
+                    long taken = c.isend(b, 0, 32, 1); // no flush(): the peer may have closed already
+                    assertEquals(32, t.await(taken, WAIT), "the send the peer received before it closed");
+                    for (long id : new long[] {neverSent, neverTaken}) {
+                        TransportException e = assertThrows(TransportException.class, () -> t.await(id, WAIT));
+                        assertEquals(1, e.peer(), e.getMessage());
+                        assertTrue(e.getMessage().contains("peer 1"), e.getMessage());
+                        assertTrue(!(e instanceof TransportTimeoutException), "failed by detection, not by timeout: " + e);
+                    }
+                } else {
+                    long recv = c.irecv(b, 0, 64, 1);
+                    assertEquals(32, t.await(recv, WAIT));
+                    check(b.segment(), 0, 32, seed);
+                    t.close();
+                }
+            });
+        }
+    }
+
     @Test
     void closeIsIdempotentAndFailsLaterUse() {
         Transport t = group.transport(0);

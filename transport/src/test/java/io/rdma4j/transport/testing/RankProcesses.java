@@ -179,22 +179,28 @@ public final class RankProcesses implements AutoCloseable {
 
     /**
      * Waits for every started rank to exit 0, within {@code limit} ({@linkplain TimeLimits#scaled
-     * scaled} on a slow machine); fails naming the rank and showing its output otherwise.
+     * scaled} on a slow machine); otherwise fails naming every rank that did not, with each one's
+     * output (the first rank to fail is often not the lowest one).
      */
     public void awaitSuccess(Duration limit) throws InterruptedException {
         Duration timeout = TimeLimits.scaled(limit);
         long deadline = System.nanoTime() + timeout.toNanos();
+        StringBuilder failed = new StringBuilder();
         for (int r = 0; r < processes.size(); r++) {
             Process p = processes.get(r);
             if (p == null) {
                 continue;
             }
             if (!p.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                throw new AssertionError("rank " + r + " did not finish within " + timeout.toMillis() + " ms; output:\n" + output(r));
+                failed.append("rank ").append(r).append(" did not finish within ").append(timeout.toMillis())
+                        .append(" ms; output:\n").append(output(r)).append('\n');
+            } else if (p.exitValue() != 0) {
+                failed.append("rank ").append(r).append(" exited with ").append(p.exitValue()).append("; output:\n")
+                        .append(output(r)).append('\n');
             }
-            if (p.exitValue() != 0) {
-                throw new AssertionError("rank " + r + " exited with " + p.exitValue() + "; output:\n" + output(r));
-            }
+        }
+        if (!failed.isEmpty()) {
+            throw new AssertionError(failed.toString());
         }
     }
 

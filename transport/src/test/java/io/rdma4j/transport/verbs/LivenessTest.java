@@ -38,6 +38,22 @@ class LivenessTest {
     }
 
     @Test
+    void aWatchReadsWhatThePeerSaidAsItClosed() throws Exception {
+        int[][] cases = {{Liveness.CLOSED_CLEANLY, -1, 1}, {3, 3, 0}, {Liveness.NOTHING_SAID, -1, 0}};
+        for (int[] c : cases) {
+            Liveness peer = Liveness.listen(LOOPBACK, 2);
+            try (Liveness.Watch watch = Liveness.watch(1, peer.host(), peer.port())) {
+                assertNotNull(watch);
+                peer.acceptPending();
+                peer.close(c[0]);
+                assertTrue(goneWithin(watch, 5_000), "the peer's close was not seen within 5 s");
+                assertEquals(c[1], watch.lostFirst(), "lost rank after the peer said " + c[0]);
+                assertEquals(c[2] == 1, watch.closedCleanly(), "clean close after the peer said " + c[0]);
+            }
+        }
+    }
+
+    @Test
     void aConnectionTheOwnerNeverAcceptedClosesWithTheListener() throws Exception {
         Liveness peer = Liveness.listen(LOOPBACK, 2);
         try (Liveness.Watch watch = Liveness.watch(1, peer.host(), peer.port())) {
