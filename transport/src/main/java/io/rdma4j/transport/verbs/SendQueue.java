@@ -41,6 +41,8 @@ final class SendQueue implements AutoCloseable {
     private long retired;
     private int sinceSignal;
     private boolean unsignalledMark;
+    /** Whether a clean close posted its fence on this queue ({@link VerbsConnection#fenceForClose}). */
+    boolean fenced;
     /** Marks added (batched or posted) whose work request has not retired. */
     private int marksOutstanding;
     /** Statistics (tests, diagnostics): work requests posted, post_send calls, signalled and inline requests. */
@@ -205,14 +207,7 @@ final class SendQueue implements AutoCloseable {
      * ({@link #idle()}), the NIC is done with everything this queue ever posted.
      */
     void postDrainMarker() {
-        for (long s = posted; s < posted + batch.count(); s++) { // dropped unposted: their requests fail with the connection
-            int i = (int) (s % marks.length);
-            if (marks[i] >= 0) {
-                marks[i] = -1;
-                marksOutstanding--;
-            }
-        }
-        batch.reset();
+        dropBatch(null); // their requests fail with the connection
         long sequence = posted;
         int w = batch.add(wrId(sequence), SendOpcode.RDMA_WRITE, SendFlags.SIGNALED);
         batch.setRdma(w, 0, 0);
@@ -223,6 +218,23 @@ final class SendQueue implements AutoCloseable {
             batch.reset();
             posted++;
         }
+    }
+
+    /** Drops the work requests batched but not posted; their marks go to {@code sink} (if not null) as failed. */
+    void dropBatch(Retirement sink) {
+        for (long s = posted; s < posted + batch.count(); s++) {
+            int i = (int) (s % marks.length);
+            int m = marks[i];
+            if (m >= 0) {
+                marks[i] = -1;
+                marksOutstanding--;
+                if (sink != null) {
+                    sink.retired(m, false);
+                }
+            }
+        }
+        batch.reset();
+        unsignalledMark = false;
     }
 
     static int qpIndexOf(long wrId) {

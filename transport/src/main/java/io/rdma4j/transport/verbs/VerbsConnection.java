@@ -193,12 +193,15 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
      * pairs are gone) or the peer never received the data (posted after it left).
      */
     static long ackGraceNanos(int ibTimeout) {
+        // timeout 0 is "wait forever" in the specification: the floor bounds it here as well
         long period = 4096L << Math.min(ibTimeout, 31);
         return Math.clamp(2 * period, 100_000_000L, 30_000_000_000L);
     }
 
     /** Whether the peer closed its transport without a fault ({@link Liveness#CLOSED_CLEANLY}). */
     private boolean peerClosed;
+    /** Whether the peer's clean close left requests to or from it that could not complete: a fault after all. */
+    private boolean peerLeftPending;
     /** Until when, after the peer's clean close, acknowledgements of this side's writes are awaited. */
     private long peerClosedGraceEnd;
 
@@ -462,8 +465,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 // take every completion that arrived before the peer left
             }
             if (watch.closedCleanly()) {
-                peerClosed = true;
-                peerClosedGraceEnd = now + transport.ackGraceNanos;
+                onPeerClosed(now);
                 return;
             }
             int lost = watch.lostFirst();
@@ -477,6 +479,24 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     /**
+     * The peer said it closed cleanly: from now on nothing is posted to it, and work requests
+     * batched but not posted are dropped, failing their requests (they never left).
+     */
+    private void onPeerClosed(long now) {
+        peerClosed = true;
+        peerClosedGraceEnd = now + transport.ackGraceNanos;
+        for (SendQueue sq : sends) {
+            sq.dropBatch((slot, ok) -> {
+                if (requests.pending(slot) && requests.peer[slot] == peer) {
+                    peerLeftPending = true;
+                    requests.fail(slot, new TransportException(peer, requests.describe(slot) + " failed: peer " + peer
+                            + " closed its transport before this side posted it"));
+                }
+            });
+        }
+    }
+
+    /**
      * After the peer's clean close: once no request waits for the completion of a work request
      * this side posted (or {@link #ackGraceNanos} passed), fails the connection, and with it
      * whatever is still pending to or from the peer, which nothing can complete any more.
@@ -485,23 +505,21 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         if (awaitingCompletions() && System.nanoTime() - peerClosedGraceEnd < 0) {
             return;
         }
-        int unacknowledged = completeTakenSends();
+        int unacknowledged = 0;
+        for (int s = 0; s < requests.capacity; s++) {
+            if (requests.pending(s) && requests.peer[s] == peer) {
+                if (requests.kind[s] == RequestTable.SEND && requests.taken[s] && requests.exposed[s]
+                        && !requests.failWhenRetired[s]) {
+                    requests.complete(s, requests.length[s]); // posted, and the peer took it
+                    unacknowledged++;
+                } else {
+                    peerLeftPending = true;
+                }
+            }
+        }
         throw new TransportException(peer, "peer " + peer + " closed its transport (it said so on its liveness socket"
                 + " to rank " + transport.rank() + ")" + (unacknowledged > 0 ? "; " + unacknowledged
                 + " send(s) it had taken completed without the acknowledgement of their last write" : ""));
-    }
-
-    /** Completes the sends to the peer that it took (their CTS arrived) and that were posted; how many. */
-    private int completeTakenSends() {
-        int n = 0;
-        for (int s = 0; s < requests.capacity; s++) {
-            if (requests.pending(s) && requests.peer[s] == peer && requests.kind[s] == RequestTable.SEND
-                    && requests.taken[s] && requests.exposed[s] && !requests.failWhenRetired[s]) {
-                requests.complete(s, requests.length[s]);
-                n++;
-            }
-        }
-        return n;
     }
 
     /** Whether some request waits for a work request of this connection to complete. */
@@ -523,10 +541,16 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             return;
         }
         flushAll();
+        addMissingFences();
+    }
+
+    /** A fence on every QP that has none yet and has room now (a full queue gets its fence later). */
+    private void addMissingFences() {
         for (SendQueue sq : sends) {
-            if (sq.free() >= 1) {
+            if (!sq.fenced && sq.free() >= 1) {
                 addProbe(sq);
                 sq.flush();
+                sq.fenced = true;
             }
         }
     }
@@ -545,8 +569,13 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         if (failure != null || peerClosed) {
             return true;
         }
+        if (watch != null && watch.peerGone()) {
+            peerClosed = watch.closedCleanly(); // what fails after this is no rank this side lost
+            return true;
+        }
         pollCompletions();
-        return drained() || (watch != null && watch.peerGone());
+        addMissingFences();
+        return drained();
     }
 
     private void onCompletion(int i) {
@@ -1254,9 +1283,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         return released;
     }
 
-    /** Whether the peer closed its transport without a fault: not a rank this side lost. */
-    boolean peerClosed() {
-        return peerClosed;
+    /** Whether the peer closed its transport without a fault and left nothing pending here: not a rank this side lost. */
+    boolean peerLeftCleanly() {
+        return peerClosed && !peerLeftPending;
     }
 
     @Override

@@ -634,7 +634,7 @@ public final class VerbsTransport implements Transport {
         }
         TransportException e = cause instanceof TransportException te && te.peer() >= 0 ? te
                 : new TransportException(c.peer, "connection to peer " + c.peer + " failed: " + cause, cause);
-        if (firstLost < 0 && !c.peerClosed()) {
+        if (firstLost < 0 && !c.peerLeftCleanly()) {
             firstLost = e.peer();
         }
         release(c, e);
@@ -690,9 +690,17 @@ public final class VerbsTransport implements Transport {
         synchronized (this) {
             clean = firstLost < 0 && !state.aborted();
         }
-        if (clean) {
-            awaitAcknowledgements();
+        try {
+            if (clean) {
+                awaitAcknowledgements();
+            }
+        } finally {
+            finishClose(clean);
         }
+    }
+
+    /** The end of {@link #close}: tells the peers, then releases the connections and memory and closes the device. */
+    private void finishClose(boolean clean) {
         int said;
         synchronized (this) {
             said = firstLost >= 0 ? firstLost : clean ? Liveness.CLOSED_CLEANLY : Liveness.NOTHING_SAID;
@@ -723,9 +731,17 @@ public final class VerbsTransport implements Transport {
      */
     private void awaitAcknowledgements() {
         long deadline = System.nanoTime() + ackGraceNanos;
-        fenceEveryPeer();
-        while (!acknowledgedByEveryPeer() && System.nanoTime() - deadline < 0) {
-            LockSupport.parkNanos(50_000);
+        boolean interrupted = false;
+        try {
+            fenceEveryPeer();
+            while (!acknowledgedByEveryPeer() && System.nanoTime() - deadline < 0) {
+                interrupted |= Thread.interrupted(); // or park would return at once, and this loop spin
+                LockSupport.parkNanos(50_000);
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

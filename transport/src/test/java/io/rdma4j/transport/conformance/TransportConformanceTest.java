@@ -540,7 +540,9 @@ public abstract class TransportConformanceTest {
      * The end of a program: a peer closes right after its last receive. The send it received
      * completes here (on verbs its acknowledgement and the receive's CTS may arrive only after the
      * peer's close began); a receive it never served and a send it never took fail, naming it,
-     * by detection rather than by timeout. Three rounds, each with a fresh pair of transports.
+     * by detection rather than by timeout. The message is in the peer's memory before its receive
+     * is posted, so the receive completes in the same pass that queues its CTS, and the close
+     * follows at once. Three rounds, each with a fresh pair of transports.
      */
     @Test
     void aPeerClosingRightAfterItsLastReceiveCompletesTheSendItTook() throws Exception {
@@ -555,7 +557,9 @@ public abstract class TransportConformanceTest {
                     fill(b.segment(), 0, 32, seed);
                     long neverSent = c.irecv(b, 32, 32, 2);
                     long neverTaken = c.isend(b, 0, 16, 3);
-                    long taken = c.isend(b, 0, 32, 1); // no flush(): the peer may have closed already
+                    long taken = c.isend(b, 0, 32, 1);
+                    c.flush();
+                    store.set("sent-" + seed, new byte[0]);
                     assertEquals(32, t.await(taken, WAIT), "the send the peer received before it closed");
                     for (long id : new long[] {neverSent, neverTaken}) {
                         TransportException e = assertThrows(TransportException.class, () -> t.await(id, WAIT));
@@ -564,6 +568,8 @@ public abstract class TransportConformanceTest {
                         assertTrue(!(e instanceof TransportTimeoutException), "failed by detection, not by timeout: " + e);
                     }
                 } else {
+                    store.get("sent-" + seed, Duration.ofSeconds(20));
+                    Thread.sleep(20); // the message lands without this side's help (ring, socket buffer)
                     long recv = c.irecv(b, 0, 64, 1);
                     assertEquals(32, t.await(recv, WAIT));
                     check(b.segment(), 0, 32, seed);
