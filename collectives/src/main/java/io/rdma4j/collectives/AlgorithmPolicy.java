@@ -36,6 +36,10 @@ import io.rdma4j.transport.TransportConfig.Provider;
  *       {@link Algorithm#TWO_HOP} (each byte crosses the network once per host).</li>
  *   <li>Up to {@link #treeBytes} with more than two ranks: {@link Algorithm#TREE} (pipelined,
  *       fewer hops than the ring).</li>
+ *   <li>Up to {@link #halvingDoublingBytes} on a power-of-two group of more than two ranks:
+ *       {@link Algorithm#RHD} as Rabenseifner's halving and doubling (the ring's bytes in
+ *       2 log2 n steps instead of 2(n - 1)). That bound is the transport's too: {@link
+ *       #TCP_HALVING_DOUBLING_BYTES} over TCP, none elsewhere.</li>
  *   <li>Otherwise {@link Algorithm#RING} (bandwidth-optimal).</li>
  * </ol>
  */
@@ -57,11 +61,24 @@ public final class AlgorithmPolicy {
      * was not measured and keeps it too.
      */
     public static final long TCP_RECURSIVE_DOUBLING_BYTES = 64 * 1024;
+    /**
+     * Halving and doubling's bound over TCP. With 4 ranks on 2 cores (the ring's 6 steps each wait
+     * for a rank to be scheduled, halving and doubling's 4 fewer), in three runs of passes taking
+     * turns it beat the ring at 2-8 MiB in every pass (2 MiB 2.5-3.3 ms against 3.5-4.3, 8 MiB
+     * 10.3-13.5 ms against 11.8-16.7), at 1 MiB in 9 of 10 (1.1-2.1 ms against 1.9-2.6), and at
+     * 512 KiB in 6 of 10 (0.8-1.9 ms against 1.2-2.3, 10% less in sum), at either of the host's
+     * line-latency levels; below {@link #treeBytes} the tree stays. Larger sizes were not measured
+     * and keep the ring. Re-measure with {@code allreduce-perf --ranks 4 -t tcp -b 512K -e 8M -f 2
+     * -n 100 -w 20 -p out}, with {@code -a rhd} and {@code -a ring} taking turns. Other transports
+     * were not measured.
+     */
+    public static final long TCP_HALVING_DOUBLING_BYTES = 8L << 20;
 
     private final long smallBytes;
     private final long treeBytes;
     private final long twoHopBytes;
     private final long recursiveDoublingBytes;
+    private final long halvingDoublingBytes;
 
     public AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes) {
         this(smallBytes, treeBytes, twoHopBytes, TRANSPORT_DEFAULT);
@@ -73,6 +90,11 @@ public final class AlgorithmPolicy {
      *                               or {@link #TRANSPORT_DEFAULT}
      */
     public AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes, long recursiveDoublingBytes) {
+        this(smallBytes, treeBytes, twoHopBytes, recursiveDoublingBytes, 0);
+    }
+
+    private AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes, long recursiveDoublingBytes,
+                            long halvingDoublingBytes) {
         if (recursiveDoublingBytes != TRANSPORT_DEFAULT && recursiveDoublingBytes < smallBytes) {
             throw new IllegalArgumentException("recursive doubling bytes " + recursiveDoublingBytes
                     + " below small bytes " + smallBytes);
@@ -81,6 +103,7 @@ public final class AlgorithmPolicy {
         this.treeBytes = treeBytes;
         this.twoHopBytes = twoHopBytes;
         this.recursiveDoublingBytes = recursiveDoublingBytes;
+        this.halvingDoublingBytes = halvingDoublingBytes;
     }
 
     public static AlgorithmPolicy defaults() {
@@ -88,17 +111,16 @@ public final class AlgorithmPolicy {
     }
 
     /**
-     * This policy with the bound it leaves to the transport filled in for {@code provider} (a
+     * This policy with the bounds it leaves to the transport filled in for {@code provider} (a
      * {@link io.rdma4j.transport.Transport#provider()} name): {@link #TCP_RECURSIVE_DOUBLING_BYTES}
-     * on TCP, {@link #smallBytes} elsewhere. A bound set explicitly stays.
+     * and {@link #TCP_HALVING_DOUBLING_BYTES} on TCP, {@link #smallBytes} and none elsewhere. A
+     * recursive-doubling bound set explicitly stays.
      */
     public AlgorithmPolicy forTransport(String provider) {
-        if (recursiveDoublingBytes != TRANSPORT_DEFAULT) {
-            return this;
-        }
         boolean tcp = Provider.TCP.name().equalsIgnoreCase(provider);
-        return new AlgorithmPolicy(smallBytes, treeBytes, twoHopBytes,
-                tcp ? Math.max(smallBytes, TCP_RECURSIVE_DOUBLING_BYTES) : smallBytes);
+        long rd = recursiveDoublingBytes != TRANSPORT_DEFAULT ? recursiveDoublingBytes
+                : tcp ? Math.max(smallBytes, TCP_RECURSIVE_DOUBLING_BYTES) : smallBytes;
+        return new AlgorithmPolicy(smallBytes, treeBytes, twoHopBytes, rd, tcp ? TCP_HALVING_DOUBLING_BYTES : 0);
     }
 
     public long smallBytes() {
@@ -111,6 +133,11 @@ public final class AlgorithmPolicy {
 
     public long twoHopBytes() {
         return twoHopBytes;
+    }
+
+    /** The largest vector that halving and doubling takes from the ring (above {@link #treeBytes}); 0: none. */
+    public long halvingDoublingBytes() {
+        return halvingDoublingBytes;
     }
 
     /** The bound of recursive doubling; {@link #smallBytes} while it is left to a transport not yet known. */
@@ -183,6 +210,9 @@ public final class AlgorithmPolicy {
         }
         if (size > 2 && bytes <= treeBytes) {
             return Algorithm.TREE;
+        }
+        if (size > 2 && powerOfTwo(size) && bytes <= halvingDoublingBytes) {
+            return Algorithm.RHD;
         }
         return Algorithm.RING;
     }

@@ -81,6 +81,32 @@ class AlgorithmPolicyTest {
     }
 
     @Test
+    void halvingAndDoublingTakesMidSizesFromTheRingOverTcpOnPowerOfTwoGroupsOfMoreThanTwo() {
+        AlgorithmPolicy tcp = p.forTransport("tcp");
+        long hd = tcp.halvingDoublingBytes();
+        assertEquals(AlgorithmPolicy.TCP_HALVING_DOUBLING_BYTES, hd);
+        assertTrue(hd > tcp.treeBytes());
+        for (int n : new int[] {4, 8}) {
+            assertEquals(Algorithm.TREE, tcp.choose(tcp.treeBytes(), n, false, 0, null), n + " ranks");
+            assertEquals(Algorithm.RHD, tcp.choose(tcp.treeBytes() + 1, n, false, 0, null), n + " ranks");
+            assertEquals(Algorithm.RHD, tcp.choose(hd, n, false, 0, null), n + " ranks");
+            assertTrue(!tcp.recursiveDoubling(hd, n), "Rabenseifner, not one exchange of the whole vector");
+            assertEquals(Algorithm.RING, tcp.choose(hd + 1, n, false, 0, null), n + " ranks");
+        }
+        assertEquals(Algorithm.RING, tcp.choose(hd, 2, false, 0, null), "two ranks: the ring");
+        assertEquals(Algorithm.RING, tcp.choose(hd, 6, false, 0, null), "not a power of two");
+        assertEquals(Algorithm.RING, tcp.choose(hd, 4, false, 0, Algorithm.RING), "an override wins");
+        assertEquals(Algorithm.SHARED_WINDOW, tcp.choose(hd, 4, false, hd, null), "a shared window keeps its rules");
+        for (String other : new String[] {"verbs", "shm"}) {
+            assertEquals(0, p.forTransport(other).halvingDoublingBytes(), other);
+            assertEquals(Algorithm.RING, p.forTransport(other).choose(p.treeBytes() + 1, 4, false, 0, null), other);
+        }
+        AlgorithmPolicy explicit = new AlgorithmPolicy(1024, 1 << 18, 1 << 20, 4096).forTransport("tcp");
+        assertEquals(4096, explicit.recursiveDoublingBytes(), "an explicit recursive-doubling bound stays");
+        assertEquals(hd, explicit.halvingDoublingBytes());
+    }
+
+    @Test
     void overrideWinsWhenRunnableElseFallsBack() {
         assertEquals(Algorithm.RING, p.choose(8, 4, false, Algorithm.RING));
         assertEquals(Algorithm.TREE, p.choose(64 << 20, 4, false, Algorithm.TREE));
