@@ -43,8 +43,6 @@ final class SendQueue implements AutoCloseable {
     private boolean unsignalledMark;
     /** Whether a clean close posted its fence on this queue ({@link VerbsConnection#fenceForClose}). */
     boolean fenced;
-    /** Marks added (batched or posted) whose work request has not retired. */
-    private int marksOutstanding;
     /** Statistics (tests, diagnostics): work requests posted, post_send calls, signalled and inline requests. */
     private long workRequests;
     private long doorbells;
@@ -77,9 +75,17 @@ final class SendQueue implements AutoCloseable {
         return posted == retired && batch.count() == 0;
     }
 
-    /** Whether some request still waits for a work request of this queue to complete. */
+    /**
+     * Whether some request still waits for a work request of this queue (batched or posted) to
+     * complete. A scan of the queue's window, for the close path only: the data path keeps no count.
+     */
     boolean marksOutstanding() {
-        return marksOutstanding > 0;
+        for (long s = retired; s < posted + batch.count(); s++) {
+            if (marks[(int) (s % marks.length)] >= 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     boolean hasBatch() {
@@ -145,9 +151,6 @@ final class SendQueue implements AutoCloseable {
             batch.setImmediate(w, immediate);
         }
         marks[(int) (sequence % marks.length)] = mark;
-        if (mark >= 0) {
-            marksOutstanding++;
-        }
     }
 
     /**
@@ -194,7 +197,6 @@ final class SendQueue implements AutoCloseable {
             int m = marks[i];
             if (m >= 0) {
                 marks[i] = -1;
-                marksOutstanding--;
                 sink.retired(m, success);
             }
         }
@@ -207,7 +209,7 @@ final class SendQueue implements AutoCloseable {
      * ({@link #idle()}), the NIC is done with everything this queue ever posted.
      */
     void postDrainMarker() {
-        dropBatch(null); // their requests fail with the connection
+        batch.reset();
         long sequence = posted;
         int w = batch.add(wrId(sequence), SendOpcode.RDMA_WRITE, SendFlags.SIGNALED);
         batch.setRdma(w, 0, 0);
@@ -220,17 +222,14 @@ final class SendQueue implements AutoCloseable {
         }
     }
 
-    /** Drops the work requests batched but not posted; their marks go to {@code sink} (if not null) as failed. */
+    /** Drops the work requests batched but not posted; their marks go to {@code sink} as failed. */
     void dropBatch(Retirement sink) {
         for (long s = posted; s < posted + batch.count(); s++) {
             int i = (int) (s % marks.length);
             int m = marks[i];
             if (m >= 0) {
                 marks[i] = -1;
-                marksOutstanding--;
-                if (sink != null) {
-                    sink.retired(m, false);
-                }
+                sink.retired(m, false);
             }
         }
         batch.reset();

@@ -745,24 +745,25 @@ public final class VerbsTransport implements Transport {
         }
     }
 
-    private synchronized void fenceEveryPeer() {
-        for (int i = 0; i < liveCount; i++) {
-            VerbsConnection c = live[i];
-            try {
-                c.fenceForClose();
-            } catch (RuntimeException e) {
-                fail(c, e);
-            }
-        }
+    private void fenceEveryPeer() {
+        everyLiveConnection(c -> {
+            c.fenceForClose();
+            return true;
+        });
     }
 
     /** One pass over the connections of a closing transport: whether each peer acknowledged everything posted to it. */
-    private synchronized boolean acknowledgedByEveryPeer() {
+    private boolean acknowledgedByEveryPeer() {
+        return everyLiveConnection(VerbsConnection::acknowledged);
+    }
+
+    /** Runs {@code step} on every live connection (failing one whose step throws); whether each step said true. */
+    private synchronized boolean everyLiveConnection(Predicate<VerbsConnection> step) {
         boolean all = true;
         for (int i = 0; i < liveCount; i++) {
             VerbsConnection c = live[i];
             try {
-                all &= c.acknowledged();
+                all &= step.test(c);
             } catch (RuntimeException e) {
                 fail(c, e);
             }
