@@ -502,7 +502,24 @@ final class ShmConnection implements Connection {
         // After an eager send, only for a send that waits for a CTS: the peer writes its CTS just
         // before the message it answers with, and a pass that fetched that line first would hand
         // the message on later. After a rendezvous send, ahead of need.
-        for (long e; (!unmatchedSends.isEmpty() || !lastSendEager) && cts.hasRoom() && (e = ctsIn.peek()) >= 0; work++) {
+        if (!unmatchedSends.isEmpty() || !lastSendEager) {
+            work += takeCts();
+        }
+        if (matchNeeded) {
+            matchNeeded = false;
+            match();
+        }
+        for (int s = activeSends.first(); s >= 0 && transfer(s); s = activeSends.first()) {
+            activeSends.remove(s, -1);
+            work++;
+        }
+        return work + runOneSided();
+    }
+
+    /** Moves the peer's CTS entries into {@link #cts} while it has room; returns how many. */
+    private int takeCts() {
+        int work = 0;
+        for (long e; cts.hasRoom() && (e = ctsIn.peek()) >= 0; work++) {
             long recvId = outFile.get(ValueLayout.JAVA_LONG, e + CTS_RECV_ID);
             long capacity = outFile.get(ValueLayout.JAVA_LONG, e + CTS_CAPACITY);
             int tag = outFile.get(ValueLayout.JAVA_INT, e + CTS_TAG);
@@ -515,15 +532,27 @@ final class ShmConnection implements Connection {
             ctsIn.release();
             matchNeeded = true;
         }
-        if (matchNeeded) {
-            matchNeeded = false;
-            match();
+        return work;
+    }
+
+    /**
+     * After the peer closed cleanly: an eager send whose message the peer had and whose receive's
+     * CTS it wrote before closing was received, so it completes; a send the peer took no data of
+     * is left to fail. The CTS may arrive together with the close, after this side's last pass.
+     */
+    private void completeSendsThePeerReceived() {
+        takeCts();
+        match();
+        for (int s = activeSends.first(), previous = -1; s >= 0; ) {
+            int after = activeSends.next(s);
+            if (requests.placed[s]) {
+                activeSends.remove(s, previous);
+                transfer(s);
+            } else {
+                previous = s;
+            }
+            s = after;
         }
-        for (int s = activeSends.first(); s >= 0 && transfer(s); s = activeSends.first()) {
-            activeSends.remove(s, -1);
-            work++;
-        }
-        return work + runOneSided();
     }
 
     /** Pairs sends with CTS entries: per tag, the k-th send with the k-th receive. */
@@ -657,6 +686,9 @@ final class ShmConnection implements Connection {
         long state = remote.state();
         if (state == ShmLayout.STATE_CLOSED || state == ShmLayout.STATE_ABORTED) {
             progressInbound();
+            if (state == ShmLayout.STATE_CLOSED) {
+                completeSendsThePeerReceived();
+            }
             fail("peer " + peer + " " + (state == ShmLayout.STATE_CLOSED ? "closed its transport" : "aborted"), null);
             return;
         }

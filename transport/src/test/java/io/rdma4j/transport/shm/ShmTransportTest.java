@@ -576,6 +576,34 @@ class ShmTransportTest {
         assertEquals(java.util.List.of(), group.leftovers());
     }
 
+    /**
+     * The peer answers an eager send with its receive's CTS and closes before this side polls
+     * again: whichever check first sees the close, the send the peer received completes and only
+     * the one it never took fails. Here a wait on the peer's memory ({@code checkHealthy}, as a
+     * shared-window wait does) sees it first.
+     */
+    @Test
+    void aSendThePeerReceivedBeforeClosingCompletesWhicheverCheckSeesTheCloseFirst() {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        ShmConnection c0 = (ShmConnection) t[0].connection(1);
+        Connection c1 = t[1].connection(0);
+        RegisteredBuffer b0 = t[0].allocate(64);
+        RegisteredBuffer b1 = t[1].allocate(64);
+        fill(b0.segment(), 0, 32, 5);
+        long taken = c0.isend(b0, 0, 32, 1);
+        long neverTaken = c0.isend(b0, 0, 16, 3);
+        assertEquals(32, t[1].await(c1.irecv(b1, 0, 64, 1), TIMEOUT_NANOS));
+        assertEquals(-1, check(b1.segment(), 0, 32, 5));
+        t[1].close();
+        TransportException seen = assertThrows(TransportException.class, c0::checkHealthy);
+        assertTrue(seen.getMessage().contains("peer 1 closed"), seen.getMessage());
+        assertEquals(32, t[0].await(taken, TIMEOUT_NANOS), "the peer received it before it closed");
+        TransportException e = assertThrows(TransportException.class, () -> t[0].await(neverTaken, TIMEOUT_NANOS));
+        assertEquals(1, e.peer(), e.getMessage());
+        t[0].close();
+        assertEquals(java.util.List.of(), group.leftovers());
+    }
+
     @Test
     void sharedWindowsAreReadInPlaceByPeersAndHaveOneOwner() throws Exception {
         ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
