@@ -72,14 +72,9 @@ public interface IdleStrategy {
                     + "use backoff (the default) or yield";
         }
 
-        /**
-         * A fresh instance for a thread that cannot tell how many processes poll on its host (a
-         * transport's own waits): the backoff yields and parks as when they outnumber the cores,
-         * but polls {@link Backoff#DEFAULT_SPINS} times before its first yield, since the host may
-         * as well be one rank's alone, where a message often ends a wait within a few polls.
-         */
+        /** A fresh instance of this kind, with the default backoff limits. */
         public IdleStrategy newInstance() {
-            return newInstance(Integer.MAX_VALUE, Backoff.DEFAULT_SPINS);
+            return newInstance(Integer.MAX_VALUE);
         }
 
         /**
@@ -90,23 +85,14 @@ public interface IdleStrategy {
          * microseconds, the whole budget of a small-message round trip. It also yields for
          * {@link Backoff#DEDICATED_YIELD_NANOS} before it parks: a parked rank wakes up to a park
          * cap late, and a wait must be long for that to be a small part of it. Oversubscribed, it
-         * yields from the first idle, so that the peer that holds the awaited data gets a core: a
-         * poll that found nothing says that peer has not run yet, and each further poll before the
-         * yield keeps the core from it (over TCP every poll is a system call; 4 ranks on 2 cores,
-         * 8 B-32 KiB allreduce, four passes taking turns: 22-36 us per 8 B call with no spins
-         * against 30-47 us after ten; re-measure with {@code allreduce-perf --ranks 4 -t tcp}
-         * against a build whose oversubscribed backoff spins first).
+         * yields after a few spins, so that the peer that holds the awaited data gets a core.
          */
         public IdleStrategy newInstance(int pollersOnHost) {
-            return newInstance(pollersOnHost, oversubscribed(pollersOnHost) ? 0 : Backoff.DEFAULT_SPINS);
-        }
-
-        private IdleStrategy newInstance(int pollersOnHost, int spins) {
             boolean dedicated = !oversubscribed(pollersOnHost);
             return switch (this) {
                 case BUSY_SPIN -> new BusySpin();
                 case YIELD -> new Yield();
-                case BACKOFF -> new Backoff(spins, dedicated ? Backoff.DEDICATED_SPIN_NANOS : 0,
+                case BACKOFF -> new Backoff(Backoff.DEFAULT_SPINS, dedicated ? Backoff.DEDICATED_SPIN_NANOS : 0,
                         Backoff.DEFAULT_YIELDS, dedicated ? Backoff.DEDICATED_YIELD_NANOS : Backoff.DEFAULT_YIELD_NANOS,
                         Backoff.DEFAULT_MIN_PARK_NANOS, Backoff.DEFAULT_MAX_PARK_NANOS);
             };
