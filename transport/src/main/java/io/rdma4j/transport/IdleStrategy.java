@@ -1,5 +1,7 @@
 package io.rdma4j.transport;
 
+import io.rdma4j.transport.internal.OnlineCpus;
+
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -72,9 +74,14 @@ public interface IdleStrategy {
                     + "use backoff (the default) or yield";
         }
 
-        /** A fresh instance of this kind, with the default backoff limits. */
+        /**
+         * A fresh instance for a thread that cannot tell how many processes poll on its host (a
+         * transport's own waits): the backoff yields and parks as when they outnumber the cores,
+         * but polls {@link Backoff#DEFAULT_SPINS} times before its first yield, since the host may
+         * as well be one rank's alone, where a message often ends a wait within a few polls.
+         */
         public IdleStrategy newInstance() {
-            return newInstance(Integer.MAX_VALUE);
+            return newInstance(Integer.MAX_VALUE, Backoff.DEFAULT_SPINS);
         }
 
         /**
@@ -85,14 +92,27 @@ public interface IdleStrategy {
          * microseconds, the whole budget of a small-message round trip. It also yields for
          * {@link Backoff#DEDICATED_YIELD_NANOS} before it parks: a parked rank wakes up to a park
          * cap late, and a wait must be long for that to be a small part of it. Oversubscribed, it
-         * yields after a few spins, so that the peer that holds the awaited data gets a core.
+         * yields after {@link Backoff#DEFAULT_SPINS} spins, so that the peer that holds the awaited
+         * data gets a core; and from the first idle when the pollers outnumber even the machine's
+         * online CPUs ({@code OnlineCpus.outnumberedBy}): a poll that found nothing then says
+         * the awaited peer waits for a core, and each further poll keeps it from one (over TCP
+         * every poll is a system call; 4 unbound ranks on 2 cores, 8 B-32 KiB allreduce, four
+         * passes taking turns: 22-36 us per 8 B call with no spins against 30-47 us after ten).
+         * Ranks bound to a core each see one CPU and count as oversubscribed, but each has its
+         * core: they keep the spins (2 ranks, shm ping-pong of 8 B: 0.19-0.20 us one-way with
+         * them, 0.29-0.30 without). Re-measure both with {@code allreduce-perf --ranks 4 -t tcp}
+         * and {@code p2p-perf -t shm --measure latency} against a build that spins differently.
          */
         public IdleStrategy newInstance(int pollersOnHost) {
+            return newInstance(pollersOnHost, OnlineCpus.outnumberedBy(pollersOnHost) ? 0 : Backoff.DEFAULT_SPINS);
+        }
+
+        private IdleStrategy newInstance(int pollersOnHost, int spins) {
             boolean dedicated = !oversubscribed(pollersOnHost);
             return switch (this) {
                 case BUSY_SPIN -> new BusySpin();
                 case YIELD -> new Yield();
-                case BACKOFF -> new Backoff(Backoff.DEFAULT_SPINS, dedicated ? Backoff.DEDICATED_SPIN_NANOS : 0,
+                case BACKOFF -> new Backoff(spins, dedicated ? Backoff.DEDICATED_SPIN_NANOS : 0,
                         Backoff.DEFAULT_YIELDS, dedicated ? Backoff.DEDICATED_YIELD_NANOS : Backoff.DEFAULT_YIELD_NANOS,
                         Backoff.DEFAULT_MIN_PARK_NANOS, Backoff.DEFAULT_MAX_PARK_NANOS);
             };

@@ -1,5 +1,7 @@
 package io.rdma4j.transport;
 
+import io.rdma4j.transport.internal.OnlineCpus;
+
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
@@ -63,16 +65,32 @@ class IdleStrategyTest {
     }
 
     @Test
-    void backoffSpinsLongerOnlyWhenEveryPollerOfTheHostHasACore() {
+    void backoffSpinsLongOnlyWhenEveryPollerOfTheHostHasACoreAndNotAtAllWhenTheyOutnumberTheMachinesCpus() {
         int cores = Runtime.getRuntime().availableProcessors();
+        int machine = Math.max(cores, OnlineCpus.count());
+        assertTrue(OnlineCpus.count() > 0, "Linux says which CPUs are online");
         IdleStrategy.Backoff dedicated = (IdleStrategy.Backoff) IdleStrategy.Kind.BACKOFF.newInstance(cores);
-        IdleStrategy.Backoff oversubscribed = (IdleStrategy.Backoff) IdleStrategy.Kind.BACKOFF.newInstance(cores + 1);
+        IdleStrategy.Backoff outnumbering = (IdleStrategy.Backoff) IdleStrategy.Kind.BACKOFF.newInstance(machine + 1);
+        assertFalse(outnumbering.spinning(), "more pollers than the machine's CPUs: the first idle yields");
+        assertFalse(outnumbering.parking(), "and yields before it parks");
         for (int i = 0; i < IdleStrategy.Backoff.DEFAULT_SPINS; i++) {
             dedicated.idle(0);
-            oversubscribed.idle(0);
         }
-        assertFalse(oversubscribed.spinning(), "oversubscribed: yields after the default spins");
         assertTrue(dedicated.spinning(), "a core each: keeps spinning for its spin time");
+        if (machine > cores) { // this process is bound to fewer CPUs than the machine has (taskset)
+            IdleStrategy.Backoff bound = (IdleStrategy.Backoff) IdleStrategy.Kind.BACKOFF.newInstance(machine);
+            for (int i = 0; i < IdleStrategy.Backoff.DEFAULT_SPINS; i++) {
+                assertTrue(bound.spinning(), "oversubscribed for its affinity only: spins first");
+                bound.idle(0);
+            }
+            assertFalse(bound.spinning(), "then yields");
+        }
+        IdleStrategy.Backoff unknown = (IdleStrategy.Backoff) IdleStrategy.Kind.BACKOFF.newInstance();
+        for (int i = 0; i < IdleStrategy.Backoff.DEFAULT_SPINS; i++) {
+            assertTrue(unknown.spinning(), "unknown sharing: polls the default spins first");
+            unknown.idle(0);
+        }
+        assertFalse(unknown.spinning(), "then yields, as when oversubscribed");
     }
 
     @Test
