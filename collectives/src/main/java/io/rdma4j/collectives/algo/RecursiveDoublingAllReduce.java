@@ -22,10 +22,10 @@ import java.lang.foreign.MemorySegment;
  * its clear-to-send, which completes the partner's send, leaves with this side's message: one
  * write or one packet per step and partner. Posted at the start instead, the later steps'
  * clear-to-sends go out alone, a system call and a wake-up of the partner more per step over TCP
- * (4 ranks on 2 cores, 8 B-2 KiB, three passes taking turns: 19-32 us per call against 25-41; re-measure
- * with {@code allreduce-perf --ranks 4 -t tcp -b 8 -e 8K -f 4}). An eager message that arrives
- * before its receive is kept by the transport until the receive is posted. Every rank ends with
- * identical bits ({@code a OP b == b OP a}).
+ * (4 ranks on 2 cores, 8 B-2 KiB, three passes taking turns: 19-32 us per call against 25-41;
+ * re-measure with {@code allreduce-perf --ranks 4 -t tcp -b 8 -e 8K -f 4}). An eager message that
+ * arrives before its receive is kept by the transport until the receive is posted. Every rank
+ * ends with identical bits ({@code a OP b == b OP a}).
  *
  * <p>Control slots: L receive slots, then two send slots used alternately; the vector being
  * built lives in the payload of the send slot of the next step, which is written only after

@@ -505,10 +505,7 @@ final class ShmConnection implements Connection {
         if (!unmatchedSends.isEmpty() || !lastSendEager) {
             work += takeCts();
         }
-        if (matchNeeded) {
-            matchNeeded = false;
-            match();
-        }
+        matchIfNeeded();
         for (int s = activeSends.first(); s >= 0 && transfer(s); s = activeSends.first()) {
             activeSends.remove(s, -1);
             work++;
@@ -542,7 +539,7 @@ final class ShmConnection implements Connection {
      */
     private void completeSendsThePeerReceived() {
         takeCts();
-        match();
+        matchIfNeeded();
         for (int s = activeSends.first(), previous = -1; s >= 0; ) {
             int after = activeSends.next(s);
             if (requests.placed[s]) {
@@ -552,6 +549,14 @@ final class ShmConnection implements Connection {
                 previous = s;
             }
             s = after;
+        }
+    }
+
+    /** {@link #match} when a send or a CTS entry came since the last one. */
+    private void matchIfNeeded() {
+        if (matchNeeded) {
+            matchNeeded = false;
+            match();
         }
     }
 
