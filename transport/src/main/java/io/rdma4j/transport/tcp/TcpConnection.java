@@ -58,11 +58,14 @@ final class TcpConnection implements Connection {
     private static final int DIRECT_READ_MIN = 64 << 10;
     private static final long NONE = -1;
     /**
-     * The largest send that goes without waiting for its CTS: 16 KiB + 64 B holds a collective's
-     * small-vector message whole (a 32-byte descriptor and up to 16 KiB of payload, the bound of
-     * recursive doubling), as on verbs.
+     * The largest send that goes without waiting for its CTS: 64 KiB + 64 B holds a collective's
+     * small-vector message whole over TCP (a 32-byte descriptor and up to 64 KiB of payload,
+     * {@code AlgorithmPolicy.TCP_RECURSIVE_DOUBLING_BYTES}), so each of its exchanges crosses the
+     * wire once instead of waiting for the peer's CTS first (Open MPI's TCP eager limit is 64 KiB
+     * too). Re-measure with {@code allreduce-perf --ranks 2 -t tcp -b 4K -e 128K -f 2 -n 200 -w 20
+     * -p out}, builds with the old and the new bound taking turns.
      */
-    static final int EAGER_BYTES = 16 * 1024 + 64;
+    static final int EAGER_BYTES = 64 * 1024 + 64;
     /** Eager sends that may wait for their CTS at once: the slots the peer keeps unclaimed messages in. */
     static final int EAGER_WINDOW = 16;
     /** Payload kinds being read that are not frame types: an eager message kept in a slot, or refused. */
@@ -124,9 +127,12 @@ final class TcpConnection implements Connection {
     private int eagerWaiting;
     /**
      * Eager messages that arrived before their receive, one slot of EAGER_BYTES each, and one
-     * more slot that a refused message's payload is read into and dropped.
+     * more slot that a refused message's payload is read into and dropped. A slot's memory is
+     * made when a message first needs it ({@link #keptSlot}): collectives post their receives
+     * before their peers' messages arrive, so most connections keep none, and the full window
+     * (about 1 MiB) is paid only by a peer that sends that far ahead.
      */
-    private final TcpBuffer kept;
+    private final TcpBuffer[] kept = new TcpBuffer[EAGER_WINDOW + 1];
     private final int[] keptTag = new int[EAGER_WINDOW];
     private final long[] keptLength = new long[EAGER_WINDOW];
     private final int[] keptState = new int[EAGER_WINDOW];
@@ -158,8 +164,6 @@ final class TcpConnection implements Connection {
         this.peerAddress = peerAddress;
         this.pendingSends = new SlotFifo(requests);
         this.postedReceives = new SlotFifo(requests);
-        ByteBuffer slots = ByteBuffer.allocateDirect((EAGER_WINDOW + 1) * EAGER_BYTES);
-        this.kept = new TcpBuffer(transport, MemorySegment.ofBuffer(slots), null, false, true);
     }
 
     // ---- Connection API: delegated to the transport, which owns the lock and the request table.
@@ -263,8 +267,7 @@ final class TcpConnection implements Connection {
         if (length > requests.length[slot]) {
             requests.fail(slot, refused(slot, length));
         } else {
-            MemorySegment.copy(kept.segment(), (long) u * EAGER_BYTES, requests.buffer[slot].segment(),
-                    requests.offset[slot], length);
+            MemorySegment.copy(kept[u].segment(), 0, requests.buffer[slot].segment(), requests.offset[slot], length);
             requests.complete(slot, length);
         }
         keptState[u] = SLOT_FREE;
@@ -633,7 +636,7 @@ final class TcpConnection implements Connection {
                 int s = postedReceives.takeOldest(tag);
                 if (s >= 0 && b > requests.length[s]) {
                     requests.fail(s, refused(s, b));
-                    startPayload(DISCARDED, NONE, kept, (long) EAGER_WINDOW * EAGER_BYTES, b, 0);
+                    startPayload(DISCARDED, NONE, keptSlot(EAGER_WINDOW), 0, b, 0);
                 } else if (s >= 0) {
                     requests.state[s] = RequestTable.RECEIVING;
                     startPayload(Frame.DATA, requests.id(s), requests.buffer[s], requests.offset[s], b, 0);
@@ -647,7 +650,7 @@ final class TcpConnection implements Connection {
                     keptState[free] = SLOT_ARRIVING;
                     keptOrder[free] = keptCount++;
                     keptClaim[free] = NONE;
-                    startPayload(KEPT, free, kept, (long) free * EAGER_BYTES, b, 0);
+                    startPayload(KEPT, free, keptSlot(free), 0, b, 0);
                 }
             }
             case Frame.SEND_ERR -> {
@@ -705,6 +708,16 @@ final class TcpConnection implements Connection {
             }
             default -> throw violation("an unknown frame type " + type);
         }
+    }
+
+    /** Kept slot {@code u}'s memory, made on its first use and reused from then on. */
+    private TcpBuffer keptSlot(int u) {
+        TcpBuffer slot = kept[u];
+        if (slot == null) {
+            slot = new TcpBuffer(transport, MemorySegment.ofBuffer(ByteBuffer.allocateDirect(EAGER_BYTES)), null, false, true);
+            kept[u] = slot;
+        }
+        return slot;
     }
 
     private int freeKeptSlot() {

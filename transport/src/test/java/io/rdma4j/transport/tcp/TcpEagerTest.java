@@ -10,6 +10,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -42,27 +44,29 @@ class TcpEagerTest {
         group.close();
     }
 
-    @Test
-    void aSmallSendReachesAReceivePostedLaterWhileTheSenderDoesNotProgress() throws Exception {
+    /** Up to the bound: a collective's whole small-vector message (64 KiB and its descriptor) goes eagerly. */
+    @ParameterizedTest
+    @ValueSource(ints = {200, TcpConnection.EAGER_BYTES})
+    void aSendUpToTheEagerBoundReachesAReceivePostedLaterWhileTheSenderDoesNotProgress(int length) throws Exception {
         CountDownLatch sent = new CountDownLatch(1);
         CountDownLatch received = new CountDownLatch(1);
         group.run(RUN, (rank, t, store) -> {
             Connection c = t.connection(1 - rank);
-            try (RegisteredBuffer b = t.allocate(256)) {
+            try (RegisteredBuffer b = t.allocate(length + 56)) {
                 if (rank == 0) {
                     b.segment().fill((byte) 7);
-                    long send = c.isend(b, 0, 200, 3);
+                    long send = c.isend(b, 0, length, 3);
                     c.flush();
                     sent.countDown();
                     // No call into the transport until the peer has the data: a send that waited
                     // for the receive's CTS would never be written.
                     assertTrue(received.await(30, TimeUnit.SECONDS), "the receive did not complete");
-                    assertEquals(200, t.await(send, WAIT));
+                    assertEquals(length, t.await(send, WAIT));
                 } else {
                     assertTrue(sent.await(30, TimeUnit.SECONDS));
                     Thread.sleep(200); // the message arrives before the receive is posted
-                    assertEquals(200, t.await(c.irecv(b, 0, 256, 3), WAIT));
-                    for (int i = 0; i < 200; i++) {
+                    assertEquals(length, t.await(c.irecv(b, 0, length + 56, 3), WAIT));
+                    for (int i = 0; i < length; i++) {
                         assertEquals(7, b.segment().get(ValueLayout.JAVA_BYTE, i), "byte " + i);
                     }
                     received.countDown();
@@ -74,7 +78,7 @@ class TcpEagerTest {
     @Test
     void sendsBeyondTheEagerWindowAndLargeOnesArriveInTheOrderSent() throws Exception {
         int n = 3 * TcpConnection.EAGER_WINDOW + 5;
-        int large = 64 << 10;
+        int large = TcpConnection.EAGER_BYTES + 64;
         CountDownLatch sent = new CountDownLatch(1);
         group.run(RUN, (rank, t, store) -> {
             Connection c = t.connection(1 - rank);
