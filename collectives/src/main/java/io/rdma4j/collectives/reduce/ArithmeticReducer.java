@@ -4,6 +4,7 @@ import io.rdma4j.collectives.DataType;
 import io.rdma4j.collectives.ReduceOp;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
 
 /**
  * The fp32/fp64/int32/int64 kernels, in the {@link KernelLoops} form the JVM's JIT runs best:
@@ -31,6 +32,20 @@ abstract class ArithmeticReducer extends AbstractReducer {
 
     @Override
     public final void reduceInto(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
+        if (WholeMemory.covers(d, a, b)) {
+            long bytes = type.bytes(n);
+            MemorySegment all = WholeMemory.ALL;
+            kernel(all, WholeMemory.address(d, dOff, bytes, true), all, WholeMemory.address(a, aOff, bytes, false),
+                    all, WholeMemory.address(b, bOff, bytes, false), n);
+            Reference.reachabilityFence(d);
+            Reference.reachabilityFence(a);
+            Reference.reachabilityFence(b);
+        } else {
+            kernel(d, dOff, a, aOff, b, bOff, n);
+        }
+    }
+
+    private void kernel(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
         if (loops == KernelLoops.STAGED) {
             long size = type.byteSize();
             for (long done = 0; done < n; done += Blocks.BLOCK) {

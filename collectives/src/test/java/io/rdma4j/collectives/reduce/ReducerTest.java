@@ -143,6 +143,58 @@ class ReducerTest {
         }
     }
 
+    /**
+     * The arithmetic kernels reach native operands by address ({@link WholeMemory}), so the checks
+     * a segment makes on each access are theirs to make: each misuse throws what the segment API
+     * throws, before anything is written, for the destination and for either operand.
+     */
+    @Test
+    void nativeOperandsAreCheckedAsTheSegmentApiChecksThem() throws Exception {
+        Reducer sum = Reducer.of(DataType.F32, ReduceOp.SUM);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment d = arena.allocate(64);
+            MemorySegment a = arena.allocate(64);
+            MemorySegment b = arena.allocate(64);
+            d.fill((byte) 7);
+            assertThrows(IndexOutOfBoundsException.class, () -> sum.reduceInto(d, 4, a, 0, b, 0, 16));
+            assertThrows(IndexOutOfBoundsException.class, () -> sum.reduceInto(d, 0, a, 8, b, 0, 16));
+            assertThrows(IndexOutOfBoundsException.class, () -> sum.reduceInto(d, 0, a, 0, b, -4, 4));
+            assertThrows(IllegalArgumentException.class, () -> sum.reduceInto(d.asReadOnly(), 0, a, 0, b, 0, 16));
+            sum.reduceInto(d, 0, a.asReadOnly(), 0, b.asReadOnly(), 0, 16); // operands are only read
+            assertEquals(0f, d.get(ValueLayout.JAVA_FLOAT, 60));
+            d.fill((byte) 7);
+            Throwable[] elsewhere = new Throwable[3];
+            MemorySegment[][] calls = {{d, a, b}, {a, d, b}, {a, b, d}};
+            Thread other = new Thread(() -> {
+                for (int i = 0; i < calls.length; i++) {
+                    try (Arena own = Arena.ofConfined()) {
+                        MemorySegment mine = own.allocate(64);
+                        MemorySegment[] c = calls[i];
+                        // the confined segment of the test's thread in each position in turn
+                        sum.reduceInto(c[0] == d ? d : mine, 0, c[1] == d ? d : mine, 0, c[2] == d ? d : mine, 0, 16);
+                    } catch (Throwable t) {
+                        elsewhere[i] = t;
+                    }
+                }
+            });
+            other.start();
+            other.join();
+            for (int i = 0; i < calls.length; i++) {
+                assertTrue(elsewhere[i] instanceof WrongThreadException, "position " + i + ": " + elsewhere[i]);
+            }
+            assertEquals(7, d.get(ValueLayout.JAVA_BYTE, 0), "nothing was written before a check failed");
+        }
+        MemorySegment closed;
+        try (Arena arena = Arena.ofConfined()) {
+            closed = arena.allocate(64);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment live = arena.allocate(64);
+            assertThrows(IllegalStateException.class, () -> sum.reduceInto(live, 0, closed, 0, live, 0, 16));
+            assertThrows(IllegalStateException.class, () -> sum.reduceInto(closed, 0, live, 0, live, 0, 16));
+        }
+    }
+
     private static short bf(float f) {
         return (short) (Float.floatToIntBits(f) >>> 16); // exact for the values used
     }
