@@ -25,7 +25,8 @@ import java.util.Map;
  * contract (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE) with a
  * fresh job token.
  *
- * <p>Each rank runs on a CPU of its own when they fit ({@link CoreBinding}, {@code RDMA4J_BIND}).
+ * <p>Each rank runs on a CPU of its own when they fit, and they share the CPUs round-robin when
+ * they do not ({@link CoreBinding}, {@code RDMA4J_BIND}).
  *
  * <p>Rank 0's lines go to {@code out} and {@code err} as they are (it prints the results); the
  * other ranks' lines go to {@code err} prefixed with {@code [rank r]}. When a rank exits non-zero

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 class CoreBindingTest {
     private static final List<String> CMD = List.of("java", "-cp", "x", "Main");
@@ -35,10 +36,21 @@ class CoreBindingTest {
     }
 
     @Test
-    void moreRanksThanCpusOrNoneOrNoTasksetLeaveTheCommandAlone() {
-        int cpus = CoreBinding.allowedCpus().size();
+    void ranksThatOutnumberTheCpusShareThemRoundRobin() {
+        List<Integer> allowed = CoreBinding.allowedCpus();
+        assumeTrue(allowed.size() >= 2, "needs two allowed CPUs");
+        int ranks = 2 * allowed.size() + 1;
+        CoreBinding b = CoreBinding.forJob(ranks, Map.of("PATH", System.getenv("PATH")));
+        assertTrue(b.binds());
+        for (int r = 0; r < ranks; r++) {
+            assertEquals(List.of("taskset", "-c", Integer.toString(allowed.get(r % allowed.size()))),
+                    b.command(r, CMD).subList(0, 3), "rank " + r);
+        }
+    }
+
+    @Test
+    void noneOrNoTasksetLeaveTheCommandAlone() {
         String path = System.getenv("PATH");
-        assertFalse(CoreBinding.forJob(cpus + 1, Map.of("PATH", path)).binds(), "oversubscribed");
         assertFalse(CoreBinding.forJob(1, Map.of("PATH", path, "RDMA4J_BIND", "none")).binds());
         assertFalse(CoreBinding.forJob(1, Map.of("PATH", "/nonexistent")).binds(), "no taskset");
         assertEquals(CMD, CoreBinding.none().command(0, CMD));
