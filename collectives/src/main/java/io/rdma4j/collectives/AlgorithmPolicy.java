@@ -51,7 +51,9 @@ public final class AlgorithmPolicy {
     public static final long TRANSPORT_DEFAULT = -1;
     /**
      * Recursive doubling's bound over TCP (at most what {@link RecursiveDoublingAllReduce} carries
-     * in one control slot). Above {@link #smallBytes} its messages no longer go eagerly, but over
+     * in one control slot). The TCP provider sends its messages eagerly up to this bound (its
+     * {@code EAGER_BYTES}: 64 KiB and the descriptor), so each step is one crossing of the wire;
+     * even when they went through a rendezvous above {@link #smallBytes}, over
      * TCP one exchange of a 32-64 KiB vector beat the ring's handshake and two steps and the
      * tree's pipeline: 2 ranks 32-61 us against 56-89 at 32 KiB, 4 ranks on 2 cores 204-313 us
      * against 340-549 at 64 KiB (the builds taking turns in 3 passes of {@code allreduce-perf -t
