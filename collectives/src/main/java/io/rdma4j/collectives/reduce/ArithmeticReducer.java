@@ -20,6 +20,9 @@ abstract class ArithmeticReducer extends AbstractReducer {
      * operations stays boxed: {@code SteadyStateAllocationTest} saw 1536 bytes allocated per
      * 256-byte allreduce in about one JVM of five (both ranks; -XX:+PrintCompilation showed the
      * kernel recompiled after uncommon traps). The scalar loop costs well under 0.1 us here.
+     * It is also where native operands start to go through {@link WholeMemory}: the scalar loop
+     * of smaller calls did not slow down with mixed segment classes, so they keep the path they
+     * had (the segment API's checks, no checks of ours on top).
      */
     static final long SIMD_MIN_BYTES = 1024;
 
@@ -32,8 +35,8 @@ abstract class ArithmeticReducer extends AbstractReducer {
 
     @Override
     public final void reduceInto(MemorySegment d, long dOff, MemorySegment a, long aOff, MemorySegment b, long bOff, long n) {
-        if (WholeMemory.covers(d, a, b)) {
-            long bytes = type.bytes(n);
+        long bytes = type.bytes(n);
+        if (bytes >= SIMD_MIN_BYTES && WholeMemory.covers(d, a, b)) {
             MemorySegment all = WholeMemory.ALL;
             kernel(all, WholeMemory.address(d, dOff, bytes, true), all, WholeMemory.address(a, aOff, bytes, false),
                     all, WholeMemory.address(b, bOff, bytes, false), n);

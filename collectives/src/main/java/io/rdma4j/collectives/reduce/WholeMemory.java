@@ -15,7 +15,8 @@ import java.util.Objects;
  * took 0.75 / 1.03 / 1.56 us at 1 / 2 / 4 KiB when the run stopped at 16 KiB, but 0.91 / 1.30 /
  * 2.08 us once the run reached 32 KiB, where the ring's warm-up passed native buffers to the same
  * kernel first ({@code allreduce-perf --ranks 2 -b 8 -e 16K} against {@code -e 32K}, {@code -n
- * 2000 -w 200 -R 3 -p out}).
+ * 2000 -w 200 -R 3 -p out}). The sizes below {@code ArithmeticReducer.SIMD_MIN_BYTES}, which
+ * the scalar loop reduces, did not move with the segment classes, and keep their operands.
  *
  * <p>The checks a segment makes on every access are made once per call instead ({@link
  * #address}): bounds, liveness, the accessing thread, and read-only for the destination. A

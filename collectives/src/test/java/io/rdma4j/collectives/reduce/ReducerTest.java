@@ -144,34 +144,36 @@ class ReducerTest {
     }
 
     /**
-     * The arithmetic kernels reach native operands by address ({@link WholeMemory}), so the checks
-     * a segment makes on each access are theirs to make: each misuse throws what the segment API
-     * throws, before anything is written, for the destination and for either operand.
+     * The arithmetic kernels reach native operands of {@link ArithmeticReducer#SIMD_MIN_BYTES}
+     * and more by address ({@link WholeMemory}), so the checks a segment makes on each access are
+     * theirs to make: each misuse throws what the segment API throws, before anything is written,
+     * for the destination and for either operand.
      */
     @Test
     void nativeOperandsAreCheckedAsTheSegmentApiChecksThem() throws Exception {
         Reducer sum = Reducer.of(DataType.F32, ReduceOp.SUM);
+        int bytes = (int) ArithmeticReducer.SIMD_MIN_BYTES;
+        int n = bytes / 4;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment d = arena.allocate(64);
-            MemorySegment a = arena.allocate(64);
-            MemorySegment b = arena.allocate(64);
+            MemorySegment d = arena.allocate(bytes);
+            MemorySegment a = arena.allocate(bytes);
+            MemorySegment b = arena.allocate(bytes);
             d.fill((byte) 7);
-            assertThrows(IndexOutOfBoundsException.class, () -> sum.reduceInto(d, 4, a, 0, b, 0, 16));
-            assertThrows(IndexOutOfBoundsException.class, () -> sum.reduceInto(d, 0, a, 8, b, 0, 16));
-            assertThrows(IndexOutOfBoundsException.class, () -> sum.reduceInto(d, 0, a, 0, b, -4, 4));
-            assertThrows(IllegalArgumentException.class, () -> sum.reduceInto(d.asReadOnly(), 0, a, 0, b, 0, 16));
-            sum.reduceInto(d, 0, a.asReadOnly(), 0, b.asReadOnly(), 0, 16); // operands are only read
-            assertEquals(0f, d.get(ValueLayout.JAVA_FLOAT, 60));
+            assertThrows(IndexOutOfBoundsException.class, () -> sum.reduceInto(d, 4, a, 0, b, 0, n));
+            assertThrows(IndexOutOfBoundsException.class, () -> sum.reduceInto(d, 0, a, 8, b, 0, n));
+            assertThrows(IndexOutOfBoundsException.class, () -> sum.reduceInto(d, 0, a, 0, b, -4, n));
+            assertThrows(IllegalArgumentException.class, () -> sum.reduceInto(d.asReadOnly(), 0, a, 0, b, 0, n));
+            assertEquals(7, d.get(ValueLayout.JAVA_BYTE, 0), "nothing was written before a check failed");
+            sum.reduceInto(d, 0, a.asReadOnly(), 0, b.asReadOnly(), 0, n); // operands are only read
+            assertEquals(0f, d.get(ValueLayout.JAVA_FLOAT, bytes - 4));
             d.fill((byte) 7);
             Throwable[] elsewhere = new Throwable[3];
-            MemorySegment[][] calls = {{d, a, b}, {a, d, b}, {a, b, d}};
             Thread other = new Thread(() -> {
-                for (int i = 0; i < calls.length; i++) {
+                for (int i = 0; i < elsewhere.length; i++) {
                     try (Arena own = Arena.ofConfined()) {
-                        MemorySegment mine = own.allocate(64);
-                        MemorySegment[] c = calls[i];
-                        // the confined segment of the test's thread in each position in turn
-                        sum.reduceInto(c[0] == d ? d : mine, 0, c[1] == d ? d : mine, 0, c[2] == d ? d : mine, 0, 16);
+                        MemorySegment mine = own.allocate(bytes);
+                        // the test thread's confined segment as destination, then as either operand
+                        sum.reduceInto(i == 0 ? d : mine, 0, i == 1 ? d : mine, 0, i == 2 ? d : mine, 0, n);
                     } catch (Throwable t) {
                         elsewhere[i] = t;
                     }
@@ -179,19 +181,19 @@ class ReducerTest {
             });
             other.start();
             other.join();
-            for (int i = 0; i < calls.length; i++) {
+            for (int i = 0; i < elsewhere.length; i++) {
                 assertTrue(elsewhere[i] instanceof WrongThreadException, "position " + i + ": " + elsewhere[i]);
             }
             assertEquals(7, d.get(ValueLayout.JAVA_BYTE, 0), "nothing was written before a check failed");
         }
         MemorySegment closed;
         try (Arena arena = Arena.ofConfined()) {
-            closed = arena.allocate(64);
+            closed = arena.allocate(bytes);
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment live = arena.allocate(64);
-            assertThrows(IllegalStateException.class, () -> sum.reduceInto(live, 0, closed, 0, live, 0, 16));
-            assertThrows(IllegalStateException.class, () -> sum.reduceInto(closed, 0, live, 0, live, 0, 16));
+            MemorySegment live = arena.allocate(bytes);
+            assertThrows(IllegalStateException.class, () -> sum.reduceInto(live, 0, closed, 0, live, 0, n));
+            assertThrows(IllegalStateException.class, () -> sum.reduceInto(closed, 0, live, 0, live, 0, n));
         }
     }
 
