@@ -22,8 +22,8 @@ import java.util.Map;
  * 32 KiB where unbound ones took 19-30 and 79-87 (two runs each, the modes taking turns;
  * 16 KiB-16 MiB over shm unchanged). To re-measure, run the job with {@code RDMA4J_BIND=none}
  * beside the default. {@code RDMA4J_BIND=none} turns binding off, {@code core} (the default)
- * binds when {@code taskset} is on the PATH and at least two CPUs are allowed (one, or the
- * ranks fitting it).
+ * binds when {@code taskset} is on the PATH and either two or more CPUs are allowed or a single
+ * rank runs on the one allowed CPU.
  */
 final class CoreBinding {
     private final List<Integer> cpus;
