@@ -71,6 +71,8 @@ public final class SharedWindowAllReduce extends CollectiveOp {
      */
     static final long PAYLOAD = DESC + Descriptor.BYTES;
     private static final long SLOT_ALIGN = 64;
+    /** Payload bytes in the slot's first cache line, behind the header. */
+    private static final long HEAD_PAYLOAD = SLOT_ALIGN - PAYLOAD;
     /** Shards are whole multiples of this (but the last), so each is whole SIMD vectors of any type. */
     private static final long SHARD_ALIGN = 64;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -164,9 +166,16 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         calls++;
         base = (calls & 1) * slotBytes;
         MemorySegment mine = slots[g.rank()];
+        // The peers poll the first line (sequence word, descriptor, the payload's head): write it
+        // last and at once, so that a poll that takes the line away between two of our writes to
+        // it costs one extra transfer, not one per write. The rest of the payload goes first.
+        long head = Math.min(bytes, HEAD_PAYLOAD);
+        if (bytes > head) {
+            BulkCopy.copy(send, off + head, mine, base + PAYLOAD + head, bytes - head);
+        }
         hs.write(mine, base + DESC);
-        if (bytes > 0) {
-            BulkCopy.copy(send, off, mine, base + PAYLOAD, bytes);
+        if (head > 0) {
+            BulkCopy.copy(send, off, mine, base + PAYLOAD, head);
         }
         awaited = 2 * calls - 1;
         publish(awaited);
