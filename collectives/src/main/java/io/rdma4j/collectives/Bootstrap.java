@@ -3,6 +3,7 @@ package io.rdma4j.collectives;
 import io.rdma4j.collectives.algo.Hierarchy;
 import io.rdma4j.collectives.core.Engine;
 import io.rdma4j.collectives.core.FaultBoard;
+import io.rdma4j.nativesupport.internal.OnlineCpus;
 import io.rdma4j.transport.IdleStrategy;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
@@ -75,8 +76,9 @@ final class Bootstrap {
                     connectAll(local);
                 }
             }
-            Engine engine = new Engine(opts.forTransport(t.provider()), new FaultBoard(store),
-                    tc.newIdleStrategy(topo.localSize(rank)), IdleStrategy.oversubscribed(topo.localSize(rank)));
+            int localRanks = topo.localSize(rank);
+            Engine engine = new Engine(opts.forTransport(t.provider(), OnlineCpus.outnumberedBy(localRanks)),
+                    new FaultBoard(store), tc.newIdleStrategy(localRanks), IdleStrategy.oversubscribed(localRanks));
             return new World(engine, t, ownsTransport, store, b.ownsStore, local, ownsLocal, topo, h,
                     b.policy.forTransport(t.provider()));
         } catch (RuntimeException | Error e) {

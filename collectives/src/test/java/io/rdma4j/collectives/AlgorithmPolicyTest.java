@@ -142,18 +142,24 @@ class AlgorithmPolicyTest {
         CollectiveOptions d = CollectiveOptions.defaults();
         assertEquals(CollectiveOptions.TRANSPORT_DEFAULT, d.chunkBytes());
         assertEquals(CollectiveOptions.TRANSPORT_DEFAULT, d.window());
-        CollectiveOptions verbs = d.forTransport("verbs");
-        assertEquals(512 * 1024, verbs.chunkBytes());
-        assertEquals(8, verbs.window());
-        CollectiveOptions shm = d.forTransport("shm");
-        assertEquals(256 * 1024, shm.chunkBytes());
-        assertEquals(4, shm.window());
-        assertEquals(shm, d.forTransport("tcp"));
-        assertEquals(shm, d.forTransport("an application's own"));
-        CollectiveOptions set = CollectiveOptions.fromEnvironment(Map.of("RDMA4J_CHUNK_BYTES", "8192")).forTransport("verbs");
-        assertEquals(8192, set.chunkBytes());
-        assertEquals(8, set.window());
-        assertEquals(3, d.withWindow(3).forTransport("verbs").window());
+        for (boolean ranksOutnumberCpus : new boolean[] {false, true}) {
+            CollectiveOptions verbs = d.forTransport("verbs", ranksOutnumberCpus);
+            assertEquals(512 * 1024, verbs.chunkBytes());
+            assertEquals(8, verbs.window());
+            CollectiveOptions shm = d.forTransport("shm", ranksOutnumberCpus);
+            assertEquals(256 * 1024, shm.chunkBytes());
+            assertEquals(4, shm.window());
+            assertEquals(shm, d.forTransport("an application's own", ranksOutnumberCpus));
+            CollectiveOptions set = CollectiveOptions.fromEnvironment(Map.of("RDMA4J_CHUNK_BYTES", "8192"));
+            assertEquals(8192, set.forTransport("verbs", ranksOutnumberCpus).chunkBytes());
+            assertEquals(8, set.forTransport("verbs", ranksOutnumberCpus).window());
+            assertEquals(8192, set.forTransport("tcp", ranksOutnumberCpus).chunkBytes(), "a chunk set explicitly stays");
+            assertEquals(3, d.withWindow(3).forTransport("verbs", ranksOutnumberCpus).window());
+        }
+        // TCP: larger chunks only while every rank has a CPU of its own
+        assertEquals(256 * 1024, d.forTransport("tcp", true).chunkBytes());
+        assertEquals(512 * 1024, d.forTransport("tcp", false).chunkBytes());
+        assertEquals(4, d.forTransport("tcp", false).window());
     }
 
     @Test

@@ -1,6 +1,6 @@
 package io.rdma4j.transport;
 
-import io.rdma4j.transport.internal.OnlineCpus;
+import io.rdma4j.nativesupport.internal.OnlineCpus;
 
 import java.util.concurrent.locks.LockSupport;
 

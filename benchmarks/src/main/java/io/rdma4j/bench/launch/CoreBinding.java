@@ -1,5 +1,7 @@
 package io.rdma4j.bench.launch;
 
+import io.rdma4j.nativesupport.internal.OnlineCpus;
+
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -75,30 +77,13 @@ final class CoreBinding {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("Cpus_allowed_list:")) {
-                    return parseList(line.substring(line.indexOf(':') + 1).trim());
+                    return OnlineCpus.list(line.substring(line.indexOf(':') + 1).trim());
                 }
             }
         } catch (IOException | RuntimeException e) {
             // not Linux, or an unexpected format: no binding
         }
         return List.of();
-    }
-
-    /** "0-2,5" -> [0, 1, 2, 5]. */
-    static List<Integer> parseList(String list) {
-        List<Integer> cpus = new ArrayList<>();
-        for (String part : list.split(",")) {
-            if (part.isBlank()) {
-                continue;
-            }
-            int dash = part.indexOf('-');
-            int lo = Integer.parseInt(part.substring(0, dash < 0 ? part.length() : dash).trim());
-            int hi = dash < 0 ? lo : Integer.parseInt(part.substring(dash + 1).trim());
-            for (int c = lo; c <= hi; c++) {
-                cpus.add(c);
-            }
-        }
-        return cpus;
     }
 
     private static boolean onPath(String program, String path) {

@@ -15,13 +15,6 @@ class CoreBindingTest {
     private static final List<String> CMD = List.of("java", "-cp", "x", "Main");
 
     @Test
-    void cpuListsExpand() {
-        assertEquals(List.of(0, 1, 2, 5, 8, 9), CoreBinding.parseList("0-2,5,8-9"));
-        assertEquals(List.of(3), CoreBinding.parseList("3"));
-        assertEquals(List.of(), CoreBinding.parseList(""));
-    }
-
-    @Test
     void ranksThatFitGetACpuEachInTheAllowedSet() {
         List<Integer> allowed = CoreBinding.allowedCpus();
         assertFalse(allowed.isEmpty(), "Linux lists this process's allowed CPUs");

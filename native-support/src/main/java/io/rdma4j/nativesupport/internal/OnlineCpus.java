@@ -1,8 +1,10 @@
-package io.rdma4j.transport.internal;
+package io.rdma4j.nativesupport.internal;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * How many CPUs the machine has online, whatever this process's affinity: a rank bound to a core
@@ -36,28 +38,33 @@ public final class OnlineCpus {
 
     static int read(Path file) {
         try {
-            return parse(Files.readString(file).trim());
+            return list(Files.readString(file).trim()).size();
         } catch (IOException | SecurityException unreadable) {
             return 0;
         }
     }
 
-    /** The CPUs of a Linux CPU list such as {@code 0-3,8,10-11}; 0 for a malformed one. */
-    static int parse(String list) {
-        int count = 0;
+    /**
+     * The CPUs of a Linux CPU list such as {@code 0-3,8,10-11} (as {@code /sys} and
+     * {@code /proc/self/status} write them), in its order; empty for a malformed one.
+     */
+    public static List<Integer> list(String cpuList) {
+        List<Integer> cpus = new ArrayList<>();
         try {
-            for (String part : list.split(",")) {
+            for (String part : cpuList.split(",")) {
                 int dash = part.indexOf('-');
-                int first = Integer.parseInt(dash < 0 ? part : part.substring(0, dash));
-                int last = dash < 0 ? first : Integer.parseInt(part.substring(dash + 1));
+                int first = Integer.parseInt((dash < 0 ? part : part.substring(0, dash)).trim());
+                int last = dash < 0 ? first : Integer.parseInt(part.substring(dash + 1).trim());
                 if (first < 0 || last < first) {
-                    return 0;
+                    return List.of();
                 }
-                count += last - first + 1;
+                for (int c = first; c <= last; c++) {
+                    cpus.add(c);
+                }
             }
         } catch (NumberFormatException malformed) {
-            return 0;
+            return List.of();
         }
-        return count;
+        return cpus;
     }
 }

@@ -1,10 +1,11 @@
-package io.rdma4j.transport.internal;
+package io.rdma4j.nativesupport.internal;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -13,13 +14,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class OnlineCpusTest {
 
     @Test
-    void linuxCpuListsAreCounted() {
-        assertEquals(2, OnlineCpus.parse("0-1"));
-        assertEquals(1, OnlineCpus.parse("0"));
-        assertEquals(7, OnlineCpus.parse("0-3,8,10-11"));
-        assertEquals(0, OnlineCpus.parse(""), "malformed: unknown");
-        assertEquals(0, OnlineCpus.parse("3-1"), "malformed: unknown");
-        assertEquals(0, OnlineCpus.parse("x"), "malformed: unknown");
+    void linuxCpuListsAreRead() {
+        assertEquals(List.of(0, 1), OnlineCpus.list("0-1"));
+        assertEquals(List.of(0), OnlineCpus.list("0"));
+        assertEquals(List.of(0, 1, 2, 3, 8, 10, 11), OnlineCpus.list("0-3,8,10-11"));
+        assertEquals(List.of(0, 1, 2, 5), OnlineCpus.list("0 - 2, 5"), "blanks around numbers");
+        assertEquals(List.of(), OnlineCpus.list(""), "malformed: none");
+        assertEquals(List.of(), OnlineCpus.list("3-1"), "malformed: none");
+        assertEquals(List.of(), OnlineCpus.list("0,x"), "malformed: none");
+        assertEquals(List.of(), OnlineCpus.list("-1"), "malformed: none");
     }
 
     @Test
