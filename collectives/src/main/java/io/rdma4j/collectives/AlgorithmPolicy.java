@@ -35,7 +35,9 @@ import io.rdma4j.transport.TransportConfig.Provider;
  *   <li>Two hosts or more with a local transport, from {@link #twoHopBytes}:
  *       {@link Algorithm#TWO_HOP} (each byte crosses the network once per host).</li>
  *   <li>Up to {@link #treeBytes} with more than two ranks: {@link Algorithm#TREE} (pipelined,
- *       fewer hops than the ring).</li>
+ *       fewer hops than the ring), except on the power-of-two groups of the next rule with at most
+ *       {@link #halvingDoublingOverTreeRanks} ranks (over TCP: {@link
+ *       #TCP_HALVING_DOUBLING_OVER_TREE_RANKS}; none elsewhere).</li>
  *   <li>Up to {@link #halvingDoublingBytes} on a power-of-two group of more than two ranks:
  *       {@link Algorithm#RHD} as Rabenseifner's halving and doubling (the ring's bytes in
  *       2 log2 n steps instead of 2(n - 1)). That bound is the transport's too: {@link
@@ -75,12 +77,22 @@ public final class AlgorithmPolicy {
      * were not measured.
      */
     public static final long TCP_HALVING_DOUBLING_BYTES = 8L << 20;
+    /**
+     * Over TCP, power-of-two groups of up to this many ranks take halving and doubling from
+     * recursive doubling on, the tree's range included. 4 ranks on 2 cores, {@code allreduce-perf
+     * --ranks 4 -t tcp -b 64K -e 512K -f 2 -n 100 -w 20 -R 3 -p out} with {@code RDMA4J_ALGO} rhd
+     * and tree taking turns, three passes: 128 KiB 133-137 us against 152-154, 256 KiB 227-232
+     * against 253-259. With 8 ranks on those cores (one pass) the tree was faster at 128-512 KiB
+     * (398 against 441 us at 128 KiB), so larger groups keep it. Re-measure the same way.
+     */
+    public static final int TCP_HALVING_DOUBLING_OVER_TREE_RANKS = 4;
 
     private final long smallBytes;
     private final long treeBytes;
     private final long twoHopBytes;
     private final long recursiveDoublingBytes;
     private final long halvingDoublingBytes;
+    private final int halvingDoublingOverTreeRanks;
 
     public AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes) {
         this(smallBytes, treeBytes, twoHopBytes, TRANSPORT_DEFAULT);
@@ -92,11 +104,11 @@ public final class AlgorithmPolicy {
      *                               or {@link #TRANSPORT_DEFAULT}
      */
     public AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes, long recursiveDoublingBytes) {
-        this(smallBytes, treeBytes, twoHopBytes, recursiveDoublingBytes, 0);
+        this(smallBytes, treeBytes, twoHopBytes, recursiveDoublingBytes, 0, 0);
     }
 
     private AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes, long recursiveDoublingBytes,
-                            long halvingDoublingBytes) {
+                            long halvingDoublingBytes, int halvingDoublingOverTreeRanks) {
         if (recursiveDoublingBytes != TRANSPORT_DEFAULT && recursiveDoublingBytes < smallBytes) {
             throw new IllegalArgumentException("recursive doubling bytes " + recursiveDoublingBytes
                     + " below small bytes " + smallBytes);
@@ -106,6 +118,7 @@ public final class AlgorithmPolicy {
         this.twoHopBytes = twoHopBytes;
         this.recursiveDoublingBytes = recursiveDoublingBytes;
         this.halvingDoublingBytes = halvingDoublingBytes;
+        this.halvingDoublingOverTreeRanks = halvingDoublingOverTreeRanks;
     }
 
     public static AlgorithmPolicy defaults() {
@@ -122,7 +135,8 @@ public final class AlgorithmPolicy {
         boolean tcp = Provider.TCP.name().equalsIgnoreCase(provider);
         long rd = recursiveDoublingBytes != TRANSPORT_DEFAULT ? recursiveDoublingBytes
                 : tcp ? Math.max(smallBytes, TCP_RECURSIVE_DOUBLING_BYTES) : smallBytes;
-        return new AlgorithmPolicy(smallBytes, treeBytes, twoHopBytes, rd, tcp ? TCP_HALVING_DOUBLING_BYTES : 0);
+        return new AlgorithmPolicy(smallBytes, treeBytes, twoHopBytes, rd, tcp ? TCP_HALVING_DOUBLING_BYTES : 0,
+                tcp ? TCP_HALVING_DOUBLING_OVER_TREE_RANKS : 0);
     }
 
     public long smallBytes() {
@@ -137,9 +151,17 @@ public final class AlgorithmPolicy {
         return twoHopBytes;
     }
 
-    /** The largest vector that halving and doubling takes from the ring (above {@link #treeBytes}); 0: none. */
+    /**
+     * The largest vector that halving and doubling takes from the ring (above {@link #treeBytes},
+     * and from the tree too on groups of up to {@link #halvingDoublingOverTreeRanks}); 0: none.
+     */
     public long halvingDoublingBytes() {
         return halvingDoublingBytes;
+    }
+
+    /** Power-of-two groups of up to this many ranks take halving and doubling in the tree's range too; 0: none. */
+    public int halvingDoublingOverTreeRanks() {
+        return halvingDoublingOverTreeRanks;
     }
 
     /** The bound of recursive doubling; {@link #smallBytes} while it is left to a transport not yet known. */
@@ -210,10 +232,11 @@ public final class AlgorithmPolicy {
         if (twoHopAvailable && bytes >= twoHopBytes) {
             return Algorithm.TWO_HOP;
         }
-        if (size > 2 && bytes <= treeBytes) {
+        boolean halvingDoubling = size > 2 && powerOfTwo(size) && bytes <= halvingDoublingBytes;
+        if (size > 2 && bytes <= treeBytes && !(halvingDoubling && size <= halvingDoublingOverTreeRanks)) {
             return Algorithm.TREE;
         }
-        if (size > 2 && powerOfTwo(size) && bytes <= halvingDoublingBytes) {
+        if (halvingDoubling) {
             return Algorithm.RHD;
         }
         return Algorithm.RING;

@@ -71,7 +71,8 @@ class AlgorithmPolicyTest {
             assertTrue(!tcp.recursiveDoubling(rd + 1, n), "Rabenseifner above");
         }
         assertEquals(Algorithm.RING, tcp.choose(rd + 1, 2, false, 0, null));
-        assertEquals(Algorithm.TREE, tcp.choose(rd + 1, 4, false, 0, null));
+        assertEquals(Algorithm.RHD, tcp.choose(rd + 1, 4, false, 0, null), "halving and doubling above");
+        assertEquals(Algorithm.TREE, tcp.choose(rd + 1, 8, false, 0, null));
         assertEquals(Algorithm.TREE, tcp.choose(rd, 6, false, 0, null), "not a power of two");
         assertEquals(Algorithm.RING, tcp.choose(rd, 2, false, rd, null), "a shared window keeps its rules");
         assertEquals(Algorithm.SHARED_WINDOW, tcp.choose(rd, 4, false, rd, null), "a shared window keeps its rules");
@@ -86,8 +87,16 @@ class AlgorithmPolicyTest {
         long hd = tcp.halvingDoublingBytes();
         assertEquals(AlgorithmPolicy.TCP_HALVING_DOUBLING_BYTES, hd);
         assertTrue(hd > tcp.treeBytes());
+        assertEquals(AlgorithmPolicy.TCP_HALVING_DOUBLING_OVER_TREE_RANKS, tcp.halvingDoublingOverTreeRanks());
+        long aboveRd = tcp.recursiveDoublingBytes() + 1;
+        assertEquals(Algorithm.RHD, tcp.choose(aboveRd, 4, false, 0, null), "4 ranks: halving and doubling, not the tree");
+        assertTrue(!tcp.recursiveDoubling(aboveRd, 4));
+        assertEquals(Algorithm.RHD, tcp.choose(tcp.treeBytes(), 4, false, 0, null), "4 ranks: the tree's range too");
+        assertEquals(Algorithm.TREE, tcp.choose(aboveRd, 8, false, 0, null), "8 ranks keep the tree");
+        assertEquals(Algorithm.TREE, tcp.choose(tcp.treeBytes(), 8, false, 0, null), "8 ranks keep the tree");
+        assertEquals(Algorithm.TREE, tcp.choose(tcp.treeBytes(), 3, false, 0, null), "not a power of two: the tree");
+        assertEquals(Algorithm.RING, tcp.choose(tcp.treeBytes(), 2, false, 0, null), "two ranks: the ring");
         for (int n : new int[] {4, 8}) {
-            assertEquals(Algorithm.TREE, tcp.choose(tcp.treeBytes(), n, false, 0, null), n + " ranks");
             assertEquals(Algorithm.RHD, tcp.choose(tcp.treeBytes() + 1, n, false, 0, null), n + " ranks");
             assertEquals(Algorithm.RHD, tcp.choose(hd, n, false, 0, null), n + " ranks");
             assertTrue(!tcp.recursiveDoubling(hd, n), "Rabenseifner, not one exchange of the whole vector");
@@ -99,6 +108,8 @@ class AlgorithmPolicyTest {
         assertEquals(Algorithm.SHARED_WINDOW, tcp.choose(hd, 4, false, hd, null), "a shared window keeps its rules");
         for (String other : new String[] {"verbs", "shm"}) {
             assertEquals(0, p.forTransport(other).halvingDoublingBytes(), other);
+            assertEquals(0, p.forTransport(other).halvingDoublingOverTreeRanks(), other);
+            assertEquals(Algorithm.TREE, p.forTransport(other).choose(p.treeBytes(), 4, false, 0, null), other);
             assertEquals(Algorithm.RING, p.forTransport(other).choose(p.treeBytes() + 1, 4, false, 0, null), other);
         }
         AlgorithmPolicy explicit = new AlgorithmPolicy(1024, 1 << 18, 1 << 20, 4096).forTransport("tcp");
