@@ -1,6 +1,7 @@
 /**
  * What rdma4j's native bindings share: the lifetime base of native handles (exported) and the
- * argument checks and libc binding (for rdma4j's own modules only).
+ * argument checks, the libc binding and what Linux says about the machine's CPUs (for rdma4j's
+ * own modules only).
  */
 module io.rdma4j.nativesupport {
     exports io.rdma4j.nativesupport;
