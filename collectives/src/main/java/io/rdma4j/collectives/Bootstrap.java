@@ -4,7 +4,6 @@ import io.rdma4j.collectives.algo.Hierarchy;
 import io.rdma4j.collectives.core.Engine;
 import io.rdma4j.collectives.core.FaultBoard;
 import io.rdma4j.nativesupport.internal.OnlineCpus;
-import io.rdma4j.transport.IdleStrategy;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.Transports;
@@ -77,8 +76,11 @@ final class Bootstrap {
                 }
             }
             int localRanks = topo.localSize(rank);
-            Engine engine = new Engine(opts.forTransport(t.provider(), OnlineCpus.outnumberedBy(localRanks)),
-                    new FaultBoard(store), tc.newIdleStrategy(localRanks), IdleStrategy.oversubscribed(localRanks));
+            // Whether the host's ranks take turns on its CPUs: counted against the CPUs the
+            // machine has online, since a rank bound to a CPU of its own sees only that one.
+            boolean crowded = OnlineCpus.outnumberedBy(localRanks);
+            Engine engine = new Engine(opts.forTransport(t.provider(), crowded), new FaultBoard(store),
+                    tc.newIdleStrategy(localRanks), crowded);
             return new World(engine, t, ownsTransport, store, b.ownsStore, local, ownsLocal, topo, h,
                     b.policy.forTransport(t.provider()));
         } catch (RuntimeException | Error e) {
