@@ -29,7 +29,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Control slots: L receive slots, then two send slots used alternately; the vector being
  * built lives in the payload of the send slot of the next step, which is written only after
- * that slot's previous send completed.
+ * that slot's previous send completed. The last step reduces into the caller's receive buffer
+ * (the input was copied into a send slot at the start, so this holds in place too).
  */
 public final class RecursiveDoublingAllReduce extends CollectiveOp {
     private static final int HDR = Descriptor.BYTES;
@@ -119,11 +120,19 @@ public final class RecursiveDoublingAllReduce extends CollectiveOp {
                 }
                 p = true;
             }
-            if (sendsDone < k) {
+            boolean last = k == levels - 1;
+            if (!last && sendsDone < k) {
                 break; // the slot the result goes into is still being sent (step k-1)
             }
             MemorySegment s = control.segment();
-            if (bytes > 0) {
+            if (last && bytes > 0) {
+                // the last step reduces straight into the receive buffer: no copy out of a slot
+                MemorySegment out = c.recv.segment();
+                red.reduceInto(out, c.recvOff, s, sendSlot(k) + HDR, s, recvSlot(k) + HDR, c.count);
+                if (red.needsFinish()) {
+                    red.finish(out, c.recvOff, c.count, c.contributors);
+                }
+            } else if (bytes > 0) {
                 red.reduceInto(s, sendSlot(k + 1) + HDR, s, sendSlot(k) + HDR, s, recvSlot(k) + HDR, c.count);
             }
             step++;
@@ -132,11 +141,6 @@ public final class RecursiveDoublingAllReduce extends CollectiveOp {
                 sreq[step] = Ops.send(g, partner(step), control, sendSlot(step), HDR + bytes, tag);
                 sendsIssued++;
                 rreq[step] = Ops.recv(g, partner(step), control, recvSlot(step), SLOT, tag);
-            } else if (bytes > 0) {
-                if (red.needsFinish()) {
-                    red.finish(s, sendSlot(step) + HDR, c.count, c.contributors);
-                }
-                BulkCopy.copy(s, sendSlot(step) + HDR, c.recv.segment(), c.recvOff, bytes);
             }
         }
         return p;
