@@ -233,12 +233,12 @@ public final class AlgorithmPolicy {
             return Algorithm.TWO_HOP;
         }
         boolean halvingDoubling = size > 2 && powerOfTwo(size) && bytes <= halvingDoublingBytes;
-        if (size > 2 && bytes <= treeBytes && !(halvingDoubling && size <= halvingDoublingOverTreeRanks)) {
-            return Algorithm.TREE;
-        }
-        if (halvingDoubling) {
+        if (halvingDoubling && size <= halvingDoublingOverTreeRanks) {
             return Algorithm.RHD;
         }
-        return Algorithm.RING;
+        if (size > 2 && bytes <= treeBytes) {
+            return Algorithm.TREE;
+        }
+        return halvingDoubling ? Algorithm.RHD : Algorithm.RING;
     }
 }

@@ -9,7 +9,8 @@ import java.util.List;
 /**
  * How many CPUs the machine has online, whatever this process's affinity: a rank bound to a core
  * of its own ({@code taskset}, mpirun's binding) sees one CPU in
- * {@link Runtime#availableProcessors()}, although the machine's other cores run its peers.
+ * {@link Runtime#availableProcessors()}, although the machine's other cores run its peers. Also
+ * reads the Linux CPU lists that say so ({@link #list}), for whoever needs the CPUs themselves.
  */
 public final class OnlineCpus {
     private static final Path ONLINE = Path.of("/sys/devices/system/cpu/online");
