@@ -54,8 +54,19 @@ final class TcpConnection implements Connection {
      * -> 366-525 us, 64 KiB 57-87 -> 45-63 us.
      */
     private static final int COPY_PAYLOAD_MAX = 32 << 10;
+    /**
+     * Payloads from this size are large: fills read {@link #SMALL_FILL} at most after one, so that
+     * the next large one goes straight from the socket into its target.
+     */
+    private static final int LARGE_PAYLOAD = 64 << 10;
     /** Payload remainders from this size are read from the socket straight into the target. */
-    private static final int DIRECT_READ_MIN = 64 << 10;
+    private static final int DIRECT_READ_MIN = 32 << 10;
+    /**
+     * What a fill reads at most while large payloads come: the frames between two of them (a CTS,
+     * the next one's header) and a little of the next, so that its rest is read straight into its
+     * target instead of being copied out of the input buffer.
+     */
+    private static final int SMALL_FILL = 8 * Frame.HEADER;
     private static final long NONE = -1;
     /**
      * The largest send that goes without waiting for its CTS: 64 KiB + 64 B holds a collective's
@@ -107,11 +118,12 @@ final class TcpConnection implements Connection {
     private long readLength;
     private long readImmediate;
     /**
-     * Whether the last payload was large: large frames come in runs, so the next fill reads only
-     * a header and the payload after it goes straight into its target instead of through the
-     * input buffer (a full-size fill would copy almost all of the next payload).
+     * Whether the last payload was large ({@link #LARGE_PAYLOAD}): large frames come in runs, so
+     * fills read {@link #SMALL_FILL} at most until a small payload comes (a full-size fill would
+     * copy almost all of the next large payload). Frames without a payload (CTS) leave it as it is:
+     * they come between the large ones.
      */
-    private boolean headerOnlyFill;
+    private boolean largePayloads;
     /**
      * Whether this pass's last read returned less than it had room for: the socket held no more,
      * so reading again in the same pass would only cost a system call that returns nothing (the
@@ -528,7 +540,6 @@ final class TcpConnection implements Connection {
                     MemorySegment.copy(inputSegment, inPos, readBuffer.segment(), readOffset, moved);
                     inPos += (int) moved;
                 } else if (readRemaining >= DIRECT_READ_MIN) {
-                    headerOnlyFill = true;
                     ByteBuffer target = readBuffer.view(readOffset, readRemaining);
                     int start = target.position();
                     if (channel.read(target) < 0) {
@@ -539,7 +550,7 @@ final class TcpConnection implements Connection {
                         return work;
                     }
                 } else {
-                    if (drained || fill() == 0) {
+                    if (drained || fill(INPUT_BYTES) == 0) {
                         return work;
                     }
                     continue;
@@ -556,23 +567,10 @@ final class TcpConnection implements Connection {
                 onHeader(input.getInt(p + Frame.OFF_TYPE), input.getInt(p + Frame.OFF_TAG), input.getLong(p + Frame.OFF_A),
                         input.getLong(p + Frame.OFF_B), input.getLong(p + Frame.OFF_C), input.getLong(p + Frame.OFF_D));
                 work++;
-            } else if (drained || (headerOnlyFill ? fillHeader() : fill()) == 0) {
+            } else if (drained || fill(largePayloads ? SMALL_FILL : INPUT_BYTES) == 0) {
                 return work;
             }
         }
-    }
-
-    /** Reads at most the rest of one frame header. */
-    private int fillHeader() throws IOException {
-        int n = fill(Frame.HEADER - (inLimit - inPos));
-        if (inLimit - inPos >= Frame.HEADER) {
-            headerOnlyFill = false; // small frames after this one are read in bulk again until the next large payload
-        }
-        return n;
-    }
-
-    private int fill() throws IOException {
-        return fill(INPUT_BYTES);
     }
 
     /** Reads up to {@code most} bytes (as the input buffer has room) after the unparsed input. */
@@ -737,6 +735,9 @@ final class TcpConnection implements Connection {
         readRemaining = length;
         readLength = length;
         readImmediate = immediate;
+        if (length > 0) {
+            largePayloads = length >= LARGE_PAYLOAD;
+        }
         if (length == 0) {
             payloadDone();
         }
