@@ -248,6 +248,8 @@ public final class CollectiveBenchmark {
      * and a rank waiting on its peer yielded its pinned core to the compiler thread, so that 2 of 3
      * runs had a mean at 64 KiB 1.5-4.4x the median.
      */
+    private long warmSum;
+
     private void interleaved(List<Long> sizes, MemorySegment sendBuf, MemorySegment recvBuf, double[] tableUs,
                              Arena arena, boolean print) {
         int n = comm.size();
@@ -289,6 +291,9 @@ public final class CollectiveBenchmark {
         out.println("# each call after a 4-byte allreduce; each round also times every size back to back;");
         out.println("# time per call averaged over the ranks, then its mean and its median over the rounds;");
         out.println("# ratio = interleaved / back to back");
+        if (o.interleaveWarmBuffers) {
+            out.println("# buffers warm: each interleaved call's send and receive buffers were read just before it");
+        }
         out.printf("# %10s  %12s  %18s  %16s  %6s  %18s  %16s  %6s%n", "size (B)", "table (us)", "back to back (us)",
                 "interleaved (us)", "ratio", "median b-to-b (us)", "median il. (us)", "ratio");
         for (int i = 0; i < k; i++) {
@@ -331,6 +336,9 @@ public final class CollectiveBenchmark {
             order[j] = t;
         }
         for (int i : order) {
+            if (o.interleaveWarmBuffers) {
+                warm(slots[i]);
+            }
             comm.allReduce(scalar, scalar, 1, DataType.F32, ReduceOp.SUM);
             long t0 = System.nanoTime();
             coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
@@ -361,6 +369,19 @@ public final class CollectiveBenchmark {
         flag.set(F64, 8, 0);
         comm.allReduce(flag, flag, 2, DataType.F64, ReduceOp.SUM);
         return flag.get(F64, 0) != 0;
+    }
+
+    /** Reads a byte of every 64 of a call's buffers, so that they are in this core's cache. */
+    private void warm(Slots s) {
+        warmSum += touch(s.send()) + touch(s.recv()); // kept, so that the JIT cannot drop the reads
+    }
+
+    private static long touch(MemorySegment m) {
+        long sum = 0;
+        for (long off = 0; off < m.byteSize(); off += 64) {
+            sum += m.get(ValueLayout.JAVA_BYTE, off);
+        }
+        return sum;
     }
 
     /** Untimed rounds before {@code rounds} interleaved ones: a tenth of them, at least 5. */

@@ -29,6 +29,11 @@ public final class PerfOptions {
     public int repeats = 1;
     /** Rounds of the interleaved phase after the table (0: none): every size once per round, in random order. */
     public int interleaveRounds;
+    /**
+     * {@code --interleave-buffers warm}: each interleaved call's buffers are read into the cache
+     * before it (untimed), so that what remains of its extra time is not the cache's.
+     */
+    public boolean interleaveWarmBuffers;
     public boolean check = true;
     public DataType type = DataType.F32;
     public ReduceOp op = ReduceOp.SUM;
@@ -132,6 +137,11 @@ public final class PerfOptions {
                 case "--csv" -> o.csv = Path.of(v);
                 case "--jit-warmup" -> o.jitWarmupRounds = parseInt(name, v, 0);
                 case "--interleave" -> o.interleaveRounds = parseInt(name, v, 0);
+                case "--interleave-buffers" -> o.interleaveWarmBuffers = switch (v) {
+                    case "cold" -> false;
+                    case "warm" -> true;
+                    default -> throw new IllegalArgumentException("--interleave-buffers is cold or warm, not '" + v + "'");
+                };
                 case "--op-kind", "--collective" -> {
                     BenchCollective c = BenchCollective.named(v);
                     if (fixed != null && !c.name().equals(fixed.name())) {
@@ -172,6 +182,9 @@ public final class PerfOptions {
         }
         if (o.interleaveRounds > 0 && !o.collective.name().equals("allreduce")) {
             throw new IllegalArgumentException("--interleave measures allreduce only, not " + o.collective.name());
+        }
+        if (o.interleaveWarmBuffers && o.interleaveRounds == 0) {
+            throw new IllegalArgumentException("--interleave-buffers warm needs --interleave");
         }
         return o;
     }
@@ -318,6 +331,10 @@ public final class PerfOptions {
                                           with its gradient buckets, then every size back to
                                           back; prints each size's mean time both ways and
                                           their ratio (allreduce)
+                  --interleave-buffers B  cold (default): the interleaved calls find their
+                                          buffers where the other sizes left the cache; warm:
+                                          each call's buffers are read (untimed) before it, so
+                                          the ratio shows what the cache does not explain
                 exit status: 0 ok, 1 wrong results, 2 bad usage, 3 a rank failed
                 """.formatted(tool, chooseCollective ? "a collective" : "allreduce",
                 chooseCollective ? "  --op-kind K             allreduce reducescatter allgather broadcast (required)\n" : "");

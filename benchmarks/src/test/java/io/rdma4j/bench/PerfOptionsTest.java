@@ -64,6 +64,21 @@ class PerfOptionsTest {
     }
 
     @Test
+    void interleaveBuffersAreColdOrWarmAndNeedTheInterleavedPhase() {
+        assertFalse(PerfOptions.parse(new String[] {"--interleave", "50"}, AR).interleaveWarmBuffers);
+        assertTrue(PerfOptions.parse(new String[] {"--interleave", "50", "--interleave-buffers", "warm"}, AR)
+                .interleaveWarmBuffers);
+        assertFalse(PerfOptions.parse(new String[] {"--interleave", "50", "--interleave-buffers", "cold"}, AR)
+                .interleaveWarmBuffers);
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse(
+                new String[] {"--interleave", "50", "--interleave-buffers", "hot"}, AR));
+        assertTrue(bad.getMessage().contains("cold or warm"), bad.getMessage());
+        IllegalArgumentException alone = assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse(
+                new String[] {"--interleave-buffers", "warm"}, AR));
+        assertTrue(alone.getMessage().contains("needs --interleave"), alone.getMessage());
+    }
+
+    @Test
     void longFormsWithEquals() {
         PerfOptions o = PerfOptions.parse(new String[] {"--minbytes=1K", "--maxbytes=4K", "--datatype=half",
                 "--op=avg", "--algo=auto"}, AR);
