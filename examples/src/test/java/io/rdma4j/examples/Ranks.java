@@ -81,8 +81,9 @@ final class Ranks {
         StringBuffer err = new StringBuffer();
         try (LocalRanks ranks = LocalRanks.builder().ranks(n).command(command).environment(env)
                 .gracePeriod(Duration.ofSeconds(2))
-                .output((rank, stderr, line) -> (stderr ? err : out).append("[rank ").append(rank).append("] ")
-                        .append(line).append('\n'))
+                // one append per line: the ranks' reader threads call this at once, and StringBuffer
+                // keeps only each single append whole
+                .output((rank, stderr, line) -> (stderr ? err : out).append("[rank " + rank + "] " + line + "\n"))
                 .start()) {
             RankOutcome o = ranks.await(timeout);
             return new Launch(o.launcherExitStatus(), out.toString(), err + o.detail() + "\n");
