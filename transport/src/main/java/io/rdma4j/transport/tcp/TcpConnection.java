@@ -47,7 +47,8 @@ final class TcpConnection implements Connection {
     private static final int INPUT_BYTES = 256 << 10;
     /**
      * Payloads up to this size are copied into the staging buffer: one syscall for many small
-     * frames. Of a larger payload its first this many bytes are, behind its header, and the rest
+     * frames. Of a larger payload with frames queued behind it (without: {@link
+     * #LAST_PAYLOAD_HEAD_BYTES}) its first this many bytes are, behind its header, and the rest
      * is written from its memory: a header written alone went out as a TCP segment of its own
      * (TCP_NODELAY) and woke the reader for 40 bytes. 2-rank allreduce over TCP on one host, old
      * and new taking turns, 6 pairs (allreduce-perf -t tcp -b 64K -e 4M -f 2): 1 MiB 474-680 us
