@@ -32,9 +32,11 @@ import java.util.Arrays;
  * {@link CtsEntry} (address, capacity, rkey, tag, receive slot) into the peer's CTS fifo; the
  * sender consumes its fifo in order, matches the k-th CTS of a tag with its k-th send of that tag,
  * and RDMA-writes the data straight into the receive buffer, striped over the QPs
- * ({@link Striping}). Each QP's part ends with a write-with-immediate naming the receive slot; on
- * QP 0 it carries the size into the receiver's mailbox word of that slot. The receive completes
- * when all QPs' immediates arrived, i.e. when all data is visible.
+ * ({@link Striping}). Each QP's part ends with a write-with-immediate naming the receive slot. A
+ * send that fills its receive makes its last data write that write (the receiver preset its
+ * mailbox word to the capacity); a shorter one follows its data with one, which on QP 0 carries
+ * the size into that mailbox word. The receive completes when all QPs' immediates arrived, i.e.
+ * when all data is visible.
  *
  * <p><b>Eager</b> (isends of at most {@link #EAGER_BYTES}, as UCX's eager protocol): when no CTS
  * for the send is in hand, the sender does not wait for one. It copies the message behind a
@@ -377,6 +379,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
 
     void startReceive(int s) {
         PathTrace.event(PathTrace.RECV_START, requests.length[s]);
+        transport.setMailboxValue(s, requests.length[s]); // the size of a send that fills it (see issueSend)
         requests.partsLeft[s] = qps;
         requests.exposed[s] = true; // its CTS may sit in a batch from now on
         long early = takeUnexpected(requests.tag[s]);
@@ -1033,31 +1036,56 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         return true;
     }
 
+    /**
+     * A send that fills its receive leaves the size where the receiver put it (its mailbox word
+     * holds the capacity from {@link #startReceive}), so each QP's last data write carries that
+     * QP's immediate itself, as NCCL's net_ib does: per QP one work request, one packet and one
+     * ACK fewer than a separate write with immediate. A shorter send writes its size behind its data.
+     */
     private boolean issueSend(int s) {
-        if (!postDataParts(s)) {
+        if (!dataPartsFit(s)) {
             return false;
         }
         PathTrace.event(PathTrace.ISSUE_SEND, s);
-        transport.setOutboxValue(s, requests.length[s]);
-        postImmediates(s, transport.outboxAddress(s), transport.mailboxLkey(), peerMailbox + 8L * requests.remoteSlot[s],
-                peerMailboxRkey, Immediate.data(requests.remoteSlot[s], requests.remoteGeneration[s]));
+        long size = requests.length[s];
+        int imm = Immediate.data(requests.remoteSlot[s], requests.remoteGeneration[s]);
+        if (size == requests.remoteCapacity[s]) {
+            int parts = postDataParts(s, SendOpcode.RDMA_WRITE_WITH_IMM, imm, s);
+            for (int q = 0; q < qps; q++) {
+                credits.takeImmediate(q);
+                if (q >= parts) { // a QP without a part still ends the message
+                    sends[q].add(SendOpcode.RDMA_WRITE_WITH_IMM, 0, 0, 0, requests.remoteAddress[s],
+                            requests.remoteKey[s], imm, s, false);
+                }
+            }
+            requests.partsLeft[s] = qps;
+            requests.exposed[s] = true;
+        } else {
+            postDataParts(s, SendOpcode.RDMA_WRITE, 0, -1);
+            transport.setOutboxValue(s, size);
+            postImmediates(s, transport.outboxAddress(s), transport.mailboxLkey(),
+                    peerMailbox + 8L * requests.remoteSlot[s], peerMailboxRkey, imm);
+        }
         return true;
     }
 
+    /** Whether every QP has a credit and room for its parts of request s plus one write with immediate. */
+    private boolean dataPartsFit(int s) {
+        long size = requests.length[s];
+        return credits.immediateCreditOnEvery() && room(size, Striping.parts(size, qps), 0, 1);
+    }
+
     /**
-     * Checks that every QP has a credit and room for its parts of request s plus one write with
-     * immediate, then posts the parts as plain RDMA writes, striped from QP 0 on. False: nothing posted.
+     * Posts request s's parts, striped from QP 0 on, each part's last work request a
+     * {@code lastOp} with {@code imm} and {@code mark}; returns the number of parts.
      */
-    private boolean postDataParts(int s) {
+    private int postDataParts(int s, SendOpcode lastOp, int imm, int mark) {
         long size = requests.length[s];
         int parts = Striping.parts(size, qps);
-        if (!credits.immediateCreditOnEvery() || !room(size, parts, 0, 1)) {
-            return false;
-        }
         VerbsBuffer b = requests.buffer[s];
-        postParts(SendOpcode.RDMA_WRITE, size, parts, 0, b.address() + requests.offset[s], b.lkey,
-                requests.remoteAddress[s], requests.remoteKey[s], -1);
-        return true;
+        postParts(lastOp, size, parts, 0, b.address() + requests.offset[s], b.lkey, requests.remoteAddress[s],
+                requests.remoteKey[s], imm, mark);
+        return parts;
     }
 
     /**
@@ -1108,16 +1136,17 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         rotation++;
         VerbsBuffer b = requests.buffer[s];
         postParts(op, size, parts, first, b.address() + requests.offset[s], b.lkey, requests.remoteAddress[s],
-                requests.remoteKey[s], s);
+                requests.remoteKey[s], 0, s);
         requests.partsLeft[s] = parts;
         requests.exposed[s] = true;
         return true;
     }
 
     private boolean issueWriteWithImmediate(int s) {
-        if (!postDataParts(s)) {
+        if (!dataPartsFit(s)) {
             return false;
         }
+        postDataParts(s, SendOpcode.RDMA_WRITE, 0, -1);
         long sequence = userImmediatesSent++;
         long staged = layout.immSlot(layout.immOut, sequence);
         control.set(LONG, staged, requests.immediate[s]);
@@ -1126,9 +1155,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         return true;
     }
 
-    /** Posts part j of a message on QP {@code (first + j) % qps}, its last work request marked. */
-    private void postParts(SendOpcode op, long size, int parts, int first, long local, int lkey, long remote, int rkey,
-                           int mark) {
+    /**
+     * Posts part j of a message on QP {@code (first + j) % qps}; the last work request of each
+     * part is a {@code lastOp} carrying {@code imm} and {@code mark}, the others are plain writes
+     * (reads, when {@code lastOp} is a read).
+     */
+    private void postParts(SendOpcode lastOp, long size, int parts, int first, long local, int lkey, long remote,
+                           int rkey, int imm, int mark) {
+        SendOpcode op = lastOp == SendOpcode.RDMA_WRITE_WITH_IMM ? SendOpcode.RDMA_WRITE : lastOp;
         for (int j = 0; j < parts; j++) {
             SendQueue sq = sends[(first + j) % qps];
             long offset = Striping.partOffset(size, parts, j);
@@ -1136,7 +1170,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             while (left > 0) {
                 long n = Math.min(left, Striping.MAX_WORK_REQUEST);
                 left -= n;
-                sq.add(op, local + offset, n, lkey, remote + offset, rkey, 0, left == 0 ? mark : -1, false);
+                boolean last = left == 0;
+                sq.add(last ? lastOp : op, local + offset, n, lkey, remote + offset, rkey, last ? imm : 0,
+                        last ? mark : -1, false);
                 offset += n;
             }
         }

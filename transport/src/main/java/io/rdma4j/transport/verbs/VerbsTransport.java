@@ -407,6 +407,11 @@ public final class VerbsTransport implements Transport {
         return mailboxMr.lkey();
     }
 
+    /** Presets receive slot {@code s}'s mailbox word, before its CTS goes out. */
+    void setMailboxValue(int s, long value) {
+        mailboxes.set(LONG, 8L * s, value);
+    }
+
     /** The size a peer's isend reported for receive slot {@code s}. */
     long mailboxValue(int s) {
         return CtsEntry.acquire(mailboxes, 8L * s);

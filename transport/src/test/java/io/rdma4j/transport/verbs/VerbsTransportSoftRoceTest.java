@@ -136,8 +136,9 @@ class VerbsTransportSoftRoceTest {
                         assertEquals(readBytes, t.await(read, WAIT));
                         check(back.segment(), 0, readBytes, 3);
                         for (int q = 0; q < 4; q++) {
-                            // each QP carried a part of the send, of the write and of the read, plus the immediates
-                            assertTrue(vc.workRequestsPosted(q) - before[q] >= 5,
+                            // each QP carried a part of the send (its immediate in its last write, as the send
+                            // fills its receive), of the write plus its immediate, and of the read
+                            assertTrue(vc.workRequestsPosted(q) - before[q] >= 4,
                                     "QP " + q + " posted only " + (vc.workRequestsPosted(q) - before[q]) + " work requests");
                         }
                     }
@@ -154,6 +155,52 @@ class VerbsTransportSoftRoceTest {
                         assertEquals(0xFEEDF00DL, awaitImmediate(c));
                         check(window.segment(), 0, writeBytes, 1);
                         store.get("done", Duration.ofSeconds(60)); // keep the read source alive
+                    }
+                }
+            });
+        }
+    }
+
+    /**
+     * A send that fills its receive ends each QP's part with the write that carries its immediate
+     * (one work request per QP, a QP without a part posts an empty write with immediate), and one
+     * shorter than its receive posts its parts and then a write with immediate per QP that
+     * carries the size; each arrives with its own size. Counted on QPs 1-3, where no credit report
+     * can add a work request.
+     */
+    @Test
+    void aSendThatFillsItsReceiveCarriesItsImmediatesInItsLastWrites() throws Exception {
+        long[] sizes = {(1L << 20) + 3, 40_000, (1L << 20) + 3, 40_000};
+        long[] capacities = {(1L << 20) + 3, 40_000, (1L << 20) + 67, 40_128};
+        // work requests on QPs 1-3: part and immediate in one; the 3 parts of 40,000 B leave QP 3 an
+        // empty write with immediate; part + immediate; part + immediate, QP 3 the immediate only
+        long[][] perQp = {{1, 1, 1}, {1, 1, 1}, {2, 2, 2}, {2, 2, 1}};
+        try (LocalGroup g = group(b -> b.ibQpsPerConnection(4))) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                VerbsConnection vc = connection(t, 1 - rank);
+                try (RegisteredBuffer b = t.allocate(capacities[2])) {
+                    for (int i = 0; i < sizes.length; i++) {
+                        if (rank == 0) {
+                            fill(b.segment(), 0, sizes[i], 20 + i);
+                            store.get("posted-" + i, Duration.ofSeconds(30));
+                            long[] before = new long[4];
+                            for (int q = 0; q < 4; q++) {
+                                before[q] = vc.workRequestsPosted(q);
+                            }
+                            assertEquals(sizes[i], t.await(c.isend(b, 0, sizes[i], 7), WAIT));
+                            for (int q = 1; q < 4; q++) {
+                                assertEquals(perQp[i][q - 1], vc.workRequestsPosted(q) - before[q],
+                                        "work requests on QP " + q + " for " + sizes[i] + " bytes into " + capacities[i]);
+                            }
+                        } else {
+                            b.segment().fill((byte) 0x5A);
+                            long id = c.irecv(b, 0, capacities[i], 7);
+                            c.flush();
+                            store.set("posted-" + i, new byte[0]);
+                            assertEquals(sizes[i], t.await(id, WAIT), "receive " + i);
+                            check(b.segment(), 0, sizes[i], 20 + i);
+                        }
                     }
                 }
             });
