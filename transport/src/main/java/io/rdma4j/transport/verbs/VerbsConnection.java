@@ -1049,23 +1049,12 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         PathTrace.event(PathTrace.ISSUE_SEND, s);
         long size = requests.length[s];
         int imm = Immediate.data(requests.remoteSlot[s], requests.remoteGeneration[s]);
-        if (size == requests.remoteCapacity[s]) {
-            int parts = postDataParts(s, SendOpcode.RDMA_WRITE_WITH_IMM, imm, s);
-            for (int q = 0; q < qps; q++) {
-                credits.takeImmediate(q);
-                if (q >= parts) { // a QP without a part still ends the message
-                    sends[q].add(SendOpcode.RDMA_WRITE_WITH_IMM, 0, 0, 0, requests.remoteAddress[s],
-                            requests.remoteKey[s], imm, s, false);
-                }
-            }
-            requests.partsLeft[s] = qps;
-            requests.exposed[s] = true;
-        } else {
-            postDataParts(s, SendOpcode.RDMA_WRITE, 0, -1);
-            transport.setOutboxValue(s, size);
-            postImmediates(s, transport.outboxAddress(s), transport.mailboxLkey(),
-                    peerMailbox + 8L * requests.remoteSlot[s], peerMailboxRkey, imm);
-        }
+        boolean fills = size == requests.remoteCapacity[s];
+        int parts = postDataParts(s, fills ? SendOpcode.RDMA_WRITE_WITH_IMM : SendOpcode.RDMA_WRITE, fills ? imm : 0,
+                fills ? s : -1);
+        transport.setOutboxValue(s, size);
+        postImmediates(s, fills ? parts : 0, transport.outboxAddress(s), transport.mailboxLkey(),
+                peerMailbox + 8L * requests.remoteSlot[s], peerMailboxRkey, imm);
         return true;
     }
 
@@ -1091,10 +1080,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     /**
      * One write with immediate per QP, each behind that QP's parts (so the receiver has all data
      * once it counted every QP's immediate); QP 0's carries the 8 bytes at {@code local} to {@code remote}.
+     * QPs below {@code firstQp} carried theirs in their last data write: only their credit is taken.
      */
-    private void postImmediates(int s, long local, int lkey, long remote, int rkey, int imm) {
+    private void postImmediates(int s, int firstQp, long local, int lkey, long remote, int rkey, int imm) {
         for (int q = 0; q < qps; q++) {
             credits.takeImmediate(q);
+            if (q < firstQp) {
+                continue;
+            }
             if (q == 0) {
                 sends[0].add(SendOpcode.RDMA_WRITE_WITH_IMM, local, 8, lkey, remote, rkey, imm, s, false);
             } else {
@@ -1150,7 +1143,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         long sequence = userImmediatesSent++;
         long staged = layout.immSlot(layout.immOut, sequence);
         control.set(LONG, staged, requests.immediate[s]);
-        postImmediates(s, controlAddress + staged, controlMr.lkey(), peerControl + layout.immSlot(layout.immIn, sequence),
+        postImmediates(s, 0, controlAddress + staged, controlMr.lkey(), peerControl + layout.immSlot(layout.immIn, sequence),
                 peerControlRkey, Immediate.user(sequence));
         return true;
     }
