@@ -17,9 +17,9 @@ import io.rdma4j.transport.TransportConfig.Provider;
  *   <li>Up to {@link #smallBytes} (latency-bound): {@link Algorithm#SHARED_WINDOW} when the
  *       communicator has a shared window that holds the vector (every rank on one host, shm
  *       provider: one copy in, one reduction pass, no messages, as Open MPI's shared-memory
- *       collectives); else recursive doubling ({@link Algorithm#RHD}) on power-of-two groups
- *       (log2 n exchanges), else the double binary tree ({@link Algorithm#TREE}, about
- *       2 log2 n hops).</li>
+ *       collectives; two ranks keep it up to {@link #TWO_RANK_WINDOW_BYTES}); else recursive
+ *       doubling ({@link Algorithm#RHD}) on power-of-two groups (log2 n exchanges), else the
+ *       double binary tree ({@link Algorithm#TREE}, about 2 log2 n hops).</li>
  *   <li>Up to {@link #recursiveDoublingBytes} on a power-of-two group without a shared window:
  *       {@link Algorithm#RHD} as recursive doubling still (log2 n exchanges of the whole vector,
  *       each message carrying the collective descriptor: no handshake of its own). That bound
@@ -30,8 +30,8 @@ import io.rdma4j.transport.TransportConfig.Provider;
  *       ring's 2(n-1) steps, and no rank waits on a chain of others, which matters most when
  *       ranks outnumber cores; measured with 4 ranks on 2 cores: 1 MiB 250 us vs the ring's
  *       650, 8 MiB 3.4 ms vs 4.7, equal from 32 MiB). With two ranks the ring is faster above
- *       {@link #smallBytes} (1 MiB: 70 us vs 107): each rank reduces half the vector as it
- *       arrives, one copy fewer than the window's copy in and copy out.</li>
+ *       {@link #TWO_RANK_WINDOW_BYTES} (1 MiB: 70 us vs 107): each rank reduces half the vector
+ *       as it arrives, one copy fewer than the window's copy in and copy out.</li>
  *   <li>Two hosts or more with a local transport, from {@link #twoHopBytes}:
  *       {@link Algorithm#TWO_HOP} (each byte crosses the network once per host).</li>
  *   <li>Up to {@link #treeBytes} with more than two ranks: {@link Algorithm#TREE} (pipelined,
@@ -86,6 +86,17 @@ public final class AlgorithmPolicy {
      * (398 against 441 us at 128 KiB), so larger groups keep it. Re-measure the same way.
      */
     public static final int TCP_HALVING_DOUBLING_OVER_TREE_RANKS = 4;
+    /**
+     * Two ranks with a shared window that holds the vector take it up to this size, past {@link
+     * #smallBytes}. Against the ring on 2 cores, the policies taking turns in three passes
+     * ({@code allreduce-perf --ranks 2 -b 16K -e 128K -f 2 -n 200 -w 50 -R 3 -p out}): 32 KiB 6.9-7.3 us against 7.9-8.4, 64 KiB 10.6-10.9
+     * against 11.2-11.5; at 128 KiB the ring was faster ({@code -a window} against {@code -a
+     * ring}: 17.8-19.7 against 15.8-17.4). Between gradient buckets of up to 4 MiB ({@code -b 64K
+     * -e 4M -f 4 --interleave 200}), whose traffic evicts a 64 KiB call's buffers, the median
+     * call was the same either way (16.1-16.5 us against 14.2-16.7). Re-measure both ways
+     * before moving it.
+     */
+    public static final long TWO_RANK_WINDOW_BYTES = 64 * 1024;
 
     private final long smallBytes;
     private final long treeBytes;
@@ -217,10 +228,10 @@ public final class AlgorithmPolicy {
         if (forced != null && runnable(forced, size, bytes, twoHopAvailable, windowBytes)) {
             return forced;
         }
+        if (fits(bytes, windowBytes) && (bytes <= smallBytes || size == 2 && bytes <= TWO_RANK_WINDOW_BYTES)) {
+            return Algorithm.SHARED_WINDOW;
+        }
         if (bytes <= smallBytes) {
-            if (fits(bytes, windowBytes)) {
-                return Algorithm.SHARED_WINDOW;
-            }
             return powerOfTwo(size) ? Algorithm.RHD : Algorithm.TREE;
         }
         if (windowBytes == 0 && bytes <= recursiveDoublingBytes() && powerOfTwo(size)) {

@@ -33,7 +33,14 @@ class AlgorithmPolicyTest {
         assertEquals(Algorithm.SHARED_WINDOW, p.choose(p.smallBytes(), 7, false, window, null));
         assertEquals(Algorithm.RHD, p.choose(8, 4, false, 0, null), "no window");
         assertEquals(Algorithm.TREE, p.choose(8, 6, false, 4, null), "vector larger than the window");
-        assertEquals(Algorithm.RING, p.choose(p.smallBytes() + 1, 2, false, window, null), "two ranks, above smallBytes");
+        assertEquals(Algorithm.SHARED_WINDOW, p.choose(p.smallBytes() + 1, 2, false, window, null),
+                "two ranks, above smallBytes");
+        assertEquals(Algorithm.RING, p.choose(window + 1, 2, false, window, null), "two ranks, larger than the window");
+        long roomy = 1 << 20;
+        assertEquals(Algorithm.SHARED_WINDOW, p.choose(AlgorithmPolicy.TWO_RANK_WINDOW_BYTES, 2, false, roomy, null));
+        assertEquals(Algorithm.RING, p.choose(AlgorithmPolicy.TWO_RANK_WINDOW_BYTES + 1, 2, false, roomy, null),
+                "two ranks, above their window bound");
+        assertEquals(Algorithm.RING, p.choose(AlgorithmPolicy.TWO_RANK_WINDOW_BYTES, 2, false, 0, null), "no window");
         assertEquals(Algorithm.SHARED_WINDOW, p.choose(window, 3, false, window, null), "more ranks: any size");
         assertEquals(Algorithm.SHARED_WINDOW, p.choose(1L << 30, 8, false, window, null), "more ranks: any size, piece by piece");
         assertEquals(Algorithm.RING, p.choose(1L << 30, 8, false, 0, null), "no window");
@@ -74,7 +81,7 @@ class AlgorithmPolicyTest {
         assertEquals(Algorithm.RHD, tcp.choose(rd + 1, 4, false, 0, null), "halving and doubling above");
         assertEquals(Algorithm.TREE, tcp.choose(rd + 1, 8, false, 0, null));
         assertEquals(Algorithm.TREE, tcp.choose(rd, 6, false, 0, null), "not a power of two");
-        assertEquals(Algorithm.RING, tcp.choose(rd, 2, false, rd, null), "a shared window keeps its rules");
+        assertEquals(Algorithm.RING, tcp.choose(2 * rd, 2, false, 2 * rd, null), "a shared window keeps its rules");
         assertEquals(Algorithm.SHARED_WINDOW, tcp.choose(rd, 4, false, rd, null), "a shared window keeps its rules");
         assertThrows(IllegalArgumentException.class, () -> new AlgorithmPolicy(64, 1024, 1 << 20, 32));
         assertEquals(1 << 20, new AlgorithmPolicy(1 << 20, 1 << 21, 1 << 22).forTransport("tcp").recursiveDoublingBytes(),

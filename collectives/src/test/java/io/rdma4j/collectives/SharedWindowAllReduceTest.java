@@ -48,7 +48,8 @@ class SharedWindowAllReduceTest {
                 try (Communicator c = comm(t, store)) {
                     assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor(8));
                     assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor(AlgorithmPolicy.DEFAULT_SMALL_BYTES));
-                    assertEquals(Algorithm.RING, c.algorithmFor(AlgorithmPolicy.DEFAULT_SMALL_BYTES + 1));
+                    assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor(AlgorithmPolicy.TWO_RANK_WINDOW_BYTES));
+                    assertEquals(Algorithm.RING, c.algorithmFor(AlgorithmPolicy.TWO_RANK_WINDOW_BYTES + 1));
                     Communicator sub = c.split(0, rank); // shares the transport, runs its own sequence
                     assertEquals(Algorithm.RHD, sub.algorithmFor(8));
                     sub.close();
