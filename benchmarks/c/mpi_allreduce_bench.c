@@ -95,7 +95,7 @@ static double median(double *v, int count) {
  * call timed alone, then every size back to back (4 timed calls after an untimed one);
  * out-of-place. Rank 0 prints for each size, of the calls' times averaged over the ranks, the
  * mean over the rounds both ways and their ratio, then the same with the median over the rounds.
- * As there, max(5, R / 10) uncounted rounds come first.
+ * max(5, R / 10) uncounted rounds come first (allreduce-perf runs at least R, then until its JIT is quiet).
  */
 static void interleaved(float *send, float *recv, long long *sizes, double *table_us, int k, int rounds) {
     int rank, n;

@@ -25,7 +25,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Random;
+import java.util.SplittableRandom;
 
 /**
  * The measurement loop shared by every collective, as nccl-tests runs it on each rank: per size
@@ -48,6 +48,8 @@ public final class CollectiveBenchmark {
     /** Calls of each until-quiet round (spread over the small sizes, each at least once), and the most rounds. */
     private static final int QUIET_ROUND_CALLS = 256;
     private static final int MAX_QUIET_ROUNDS = 50;
+    /** The interleaved mode's until-quiet rounds end at this many times its timed rounds. */
+    private static final int MAX_INTERLEAVE_WARMUP_FACTOR = 10;
     /** Timed back-to-back calls of each size per {@code --interleave} round. */
     private static final int ALONE_CALLS = 4;
 
@@ -241,12 +243,16 @@ public final class CollectiveBenchmark {
      * taken away for a few milliseconds moves the mean of 200 calls of tens of microseconds by
      * half, the median not. Rounds in front of the R are not counted: the JIT recompiles for
      * the new mix of calls there (with 50 rounds counted from the first, a 64 KiB call averaged
-     * 47-143 us interleaved; with 400, 24 us). {@link #interleaveWarmUpRounds} of them, then more
-     * until one passed in which no rank's JIT compiled anything: after a fixed 20, C2 was still
-     * deoptimizing and recompiling the copy, reduction and shared-window code for the mix
-     * ({@code -XX:+PrintCompilation}: "made not entrant: uncommon trap" among the counted rounds),
-     * and a rank waiting on its peer yielded its pinned core to the compiler thread, so that 2 of 3
-     * runs had a mean at 64 KiB 1.5-4.4x the median.
+     * 47-143 us interleaved; with 400, 24 us). At least R of them, then more until one passed in
+     * which no rank's JIT compiled anything ({@link JitWarmup#untilQuietTogether(JitWarmup.Round,
+     * JitWarmup.Peer, int, int)}). After a fixed 20, C2 was still deoptimizing and
+     * recompiling the copy, reduction and shared-window code for the mix ({@code
+     * -XX:+PrintCompilation}: "made not entrant: uncommon trap" among the counted rounds), and a
+     * rank waiting on its peer yielded its pinned core to the compiler thread, so that 2 of 3 runs
+     * had a mean at 64 KiB 1.5-4.4x the median; after those 20 and one quiet round, 4 ranks on 2
+     * cores still compiled the scalar's, the pieces' and this loop's code in the counted rounds
+     * (5-40 ms a stall, in the same rounds run after run), which 600 untimed rounds removed. The
+     * untimed rounds record their times as the counted ones do, so that this code is compiled too.
      */
     private long warmSum;
 
@@ -267,17 +273,20 @@ public final class CollectiveBenchmark {
             slots[i] = coll.slots(sendBuf, recvBuf, counts[i], es, comm.rank(), n, !o.runsOutOfPlace());
         }
         comm.barrier();
-        int warmRounds = interleaveWarmUpRounds(rounds);
-        for (int round = -warmRounds; round < 0; round++) {
-            interleaveRound(round, order, slots, counts, scalar, nanos, rounds);
-        }
         MemorySegment flag = arena.allocate(16, 8);
-        int[] quietRound = {-warmRounds};
+        int[] warmRound = {0};
+        int maxWarmRounds = MAX_INTERLEAVE_WARMUP_FACTOR * rounds;
+        int warmRounds;
         try {
-            JitWarmup.untilQuietTogether(() -> interleaveRound(--quietRound[0], order, slots, counts, scalar, nanos, rounds),
-                    busy -> anyRankBusy(flag, busy), MAX_QUIET_ROUNDS);
+            warmRounds = JitWarmup.untilQuietTogether(
+                    () -> interleaveRound(--warmRound[0], order, slots, counts, scalar, nanos, rounds),
+                    busy -> anyRankBusy(flag, busy), rounds, maxWarmRounds);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+        if (warmRounds == maxWarmRounds && print) {
+            err.println(tool + ": the JIT was still busy after " + warmRounds
+                    + " interleaved warm-up rounds; the interleaved times may include compilation");
         }
         for (int round = 0; round < rounds; round++) {
             interleaveRound(round, order, slots, counts, scalar, nanos, rounds);
@@ -288,6 +297,8 @@ public final class CollectiveBenchmark {
         }
         out.printf("# interleaved: %d rounds, every size once per round in a random order (the same on every rank),%n",
                 rounds);
+        out.printf("# after %d untimed rounds (at least as many, then until one passed without compilation);%n",
+                warmRounds);
         out.println("# each call after a 4-byte allreduce; each round also times every size back to back;");
         out.println("# time per call averaged over the ranks, then its mean and its median over the rounds;");
         out.println("# ratio = interleaved / back to back");
@@ -319,13 +330,15 @@ public final class CollectiveBenchmark {
 
     /**
      * One round of {@link #interleaved}: every size once after a scalar allreduce, in the order
-     * drawn for {@code round}, then every size back to back; records the times when
-     * {@code round >= 0} (a method of its own, so that the JIT compiles it whole, not on the stack).
+     * drawn for {@code round}, then every size back to back; records the times at round {@code round}
+     * modulo {@code rounds} (a method of its own, so that the JIT compiles it whole, not on the stack).
      */
     private void interleaveRound(int round, int[] order, Slots[] slots, long[] counts, MemorySegment scalar,
                                  MemorySegment nanos, int rounds) {
         int k = order.length;
-        Random random = new Random(round);
+        // SplittableRandom mixes its seed: java.util.Random seeded with 0, 1, 2, ... drew only 6 of
+        // the 24 orders of 4 sizes, the third size always last
+        SplittableRandom random = new SplittableRandom(round);
         for (int i = 0; i < k; i++) {
             order[i] = i;
         }
@@ -343,18 +356,15 @@ public final class CollectiveBenchmark {
             long t0 = System.nanoTime();
             coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
             long t = System.nanoTime() - t0;
-            if (round >= 0) {
-                nanos.setAtIndex(F64, (long) i * rounds + round, t);
-            }
+            // untimed rounds record too (the timed ones overwrite them), so the JIT has compiled this as well
+            nanos.setAtIndex(F64, (long) i * rounds + Math.floorMod(round, rounds), t);
         }
         for (int i : order) {
             coll.run(comm, slots[i], counts[i], o.type, o.op, o.root);
             long t0 = System.nanoTime();
             runCalls(slots[i], counts[i], ALONE_CALLS);
             double t = (System.nanoTime() - t0) / (double) ALONE_CALLS;
-            if (round >= 0) {
-                nanos.setAtIndex(F64, (long) (k + i) * rounds + round, t);
-            }
+            nanos.setAtIndex(F64, (long) (k + i) * rounds + Math.floorMod(round, rounds), t);
         }
     }
 
@@ -382,11 +392,6 @@ public final class CollectiveBenchmark {
             sum += m.get(ValueLayout.JAVA_BYTE, off);
         }
         return sum;
-    }
-
-    /** Untimed rounds before {@code rounds} interleaved ones: a tenth of them, at least 5. */
-    static int interleaveWarmUpRounds(int rounds) {
-        return Math.max(5, rounds / 10);
     }
 
     /**

@@ -52,9 +52,21 @@ public final class JitWarmup {
 
     /** As {@link #untilQuiet(Round, OobChannel, int)}, with any way of agreeing with the peer. */
     public static int untilQuietTogether(Round round, Peer peer, int maxRounds) throws IOException {
+        return untilQuietTogether(round, peer, 0, maxRounds);
+    }
+
+    /**
+     * As {@link #untilQuietTogether(Round, Peer, int)}, but runs at least {@code minRounds}
+     * rounds. The JIT compiles a method when its calls cross a threshold, so a method called a
+     * few times per round (a scalar allreduce between larger calls) is compiled many rounds in,
+     * long after the first quiet round: a 4-rank {@code allreduce-perf --interleave 200} that
+     * timed from its 23rd round on recorded compilations in rounds 9-176 of the timed ones, each
+     * a stall of 5-40 ms on 2 cores; after 600 untimed rounds none.
+     */
+    public static int untilQuietTogether(Round round, Peer peer, int minRounds, int maxRounds) throws IOException {
         int rounds = 0;
         boolean busy = true;
-        while (busy && rounds < maxRounds) {
+        while ((busy || rounds < minRounds) && rounds < maxRounds) {
             long compiled = compilationMillis();
             long othersCpu = otherThreadsCpuNanos();
             long start = System.nanoTime();

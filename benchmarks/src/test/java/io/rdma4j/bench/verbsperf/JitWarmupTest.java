@@ -61,6 +61,23 @@ class JitWarmupTest {
     }
 
     @Test
+    void aMinimumOfRoundsComesBeforeTheFirstQuietOne() throws Exception {
+        int[] round = {0};
+        // the agreement decides: busy in rounds 1, 2 and 12 (whatever this JVM's own verdict)
+        JitWarmup.Peer busyIn1And2And12 = busy -> {
+            int r = ++round[0];
+            return r == 1 || r == 2 || r == 12;
+        };
+        assertEquals(3, JitWarmup.untilQuietTogether(() -> sleep(1), busyIn1And2And12, 200), "the first quiet round");
+        round[0] = 0;
+        assertEquals(10, JitWarmup.untilQuietTogether(() -> sleep(1), busyIn1And2And12, 10, 200), "quiet at the minimum");
+        round[0] = 0;
+        assertEquals(13, JitWarmup.untilQuietTogether(() -> sleep(1), busyIn1And2And12, 12, 200),
+                "busy at the minimum: until the next quiet round");
+        assertEquals(7, JitWarmup.untilQuietTogether(() -> sleep(1), busy -> true, 3, 7), "capped");
+    }
+
+    @Test
     void bothSidesOfAPingPongRunTheSameNumberOfRounds() throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
