@@ -173,6 +173,28 @@ class SharedWindowAllReduceTest {
         });
     }
 
+    /**
+     * Two ranks take the window up to {@link AlgorithmPolicy#TWO_RANK_WINDOW_BYTES}, so the
+     * sharded scheme runs with two shards there: every type and operator at exactly 64 KiB and at
+     * uneven shards, and a 64 KiB heap array through the policy's own choice.
+     */
+    @Test
+    void shardedSchemeWithTwoRanks() throws Exception {
+        everyTypeAndOperator(2, type -> {
+            long min = Math.ceilDiv(64 << 10, type.byteSize());
+            return new long[] {min, 2 * min + 13};
+        }, (rank, c) -> {
+            float[] f = new float[(int) (AlgorithmPolicy.TWO_RANK_WINDOW_BYTES / Float.BYTES)];
+            Arrays.fill(f, rank + 1);
+            f[f.length - 1] = 10 * rank;
+            assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor((long) f.length * Float.BYTES));
+            c.allReduce(f, ReduceOp.SUM);
+            assertEquals(3f, f[0]);
+            assertEquals(3f, f[f.length / 2]);
+            assertEquals(10f, f[f.length - 1], "the last element of the second shard");
+        });
+    }
+
     private interface RankCheck {
         void run(int rank, Communicator c) throws Exception;
     }
