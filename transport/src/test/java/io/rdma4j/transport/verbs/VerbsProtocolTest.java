@@ -374,6 +374,13 @@ class VerbsProtocolTest {
                 () -> ConnectionDescriptor.fromBytes(7, new byte[] {1, 2, 3}));
         assertEquals(7, garbage.peer());
         assertTrue(garbage.getMessage().contains("peer 7"), garbage.getMessage());
+        // version 5 receivers did not preset their mailbox word, on which a send that fills its
+        // receive now relies for its size: such a peer must fail at connect, not report size 0
+        byte[] v5 = mine.toBytes();
+        java.nio.ByteBuffer.wrap(v5).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(4, 5);
+        TransportException old = assertThrows(TransportException.class, () -> ConnectionDescriptor.fromBytes(2, v5));
+        assertEquals(2, old.peer());
+        assertTrue(old.getMessage().contains("version"), old.getMessage());
     }
 
     // ---- Buffer pool size classes.

@@ -200,6 +200,9 @@ class VerbsTransportSoftRoceTest {
                             store.set("posted-" + i, new byte[0]);
                             assertEquals(sizes[i], t.await(id, WAIT), "receive " + i);
                             check(b.segment(), 0, sizes[i], 20 + i);
+                            MemorySegment beyond = b.segment().asSlice(sizes[i]);
+                            MemorySegment untouched = Arena.ofAuto().allocate(beyond.byteSize()).fill((byte) 0x5A);
+                            assertEquals(-1, beyond.mismatch(untouched), "receive " + i + ": a byte beyond the message changed");
                         }
                     }
                 }
