@@ -192,6 +192,16 @@ class SharedWindowAllReduceTest {
             assertEquals(3f, f[0]);
             assertEquals(3f, f[f.length / 2]);
             assertEquals(10f, f[f.length - 1], "the last element of the second shard");
+            // the whole scheme between smallBytes and the sharded scheme, as the policy chooses it
+            for (long bytes : new long[] {AlgorithmPolicy.DEFAULT_SMALL_BYTES + 4, 32 << 10, (64 << 10) - 4}) {
+                float[] v = new float[(int) (bytes / Float.BYTES)];
+                Arrays.fill(v, rank + 2);
+                v[v.length - 1] = rank;
+                assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor(bytes));
+                c.allReduce(v, ReduceOp.AVG);
+                assertEquals(2.5f, v[0], bytes + " B");
+                assertEquals(0.5f, v[v.length - 1], bytes + " B, the last element");
+            }
         });
     }
 

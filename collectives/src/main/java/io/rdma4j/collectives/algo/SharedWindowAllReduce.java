@@ -224,7 +224,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         LONG.setVolatile(mine, base + SLEEPING_ON, (long) peer + 1);
         VarHandle.fullFence();
         try {
-            return sequence(peer) != seen || window.sleepWhile(peer, base + SEQ, (int) seen, nanos);
+            return sequence(peer) != seen || window.sleepWhile(g.transportRank(peer), base + SEQ, (int) seen, nanos);
         } finally {
             LONG.setVolatile(mine, base + SLEEPING_ON, 0L);
         }
@@ -252,7 +252,8 @@ public final class SharedWindowAllReduce extends CollectiveOp {
             awaited++;
             publish(awaited);
             next = 0;
-            return step();
+            step(); // the shards may all be there already
+            return true; // this rank's own shard was reduced and published: progress, whatever that step found
         } else {
             gatherShards();
         }
