@@ -174,32 +174,26 @@ class SharedWindowAllReduceTest {
     }
 
     /**
-     * Two ranks take the window up to {@link AlgorithmPolicy#TWO_RANK_WINDOW_BYTES}, so the
-     * sharded scheme runs with two shards there: every type and operator at exactly 64 KiB and at
-     * uneven shards, and a 64 KiB heap array through the policy's own choice.
+     * Two ranks: the sharded scheme (from 128 KiB with two ranks; forced, as the policy takes the
+     * ring there) for every type and operator with two even and two uneven shards, and the whole
+     * scheme from smallBytes up to {@link AlgorithmPolicy#TWO_RANK_WINDOW_BYTES}, as the policy
+     * chooses it.
      */
     @Test
-    void shardedSchemeWithTwoRanks() throws Exception {
+    void twoRanksInBothSchemes() throws Exception {
         everyTypeAndOperator(2, type -> {
-            long min = Math.ceilDiv(64 << 10, type.byteSize());
+            long min = Math.ceilDiv(128 << 10, type.byteSize());
             return new long[] {min, 2 * min + 13};
         }, (rank, c) -> {
-            float[] f = new float[(int) (AlgorithmPolicy.TWO_RANK_WINDOW_BYTES / Float.BYTES)];
-            Arrays.fill(f, rank + 1);
-            f[f.length - 1] = 10 * rank;
-            assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor((long) f.length * Float.BYTES));
-            c.allReduce(f, ReduceOp.SUM);
-            assertEquals(3f, f[0]);
-            assertEquals(3f, f[f.length / 2]);
-            assertEquals(10f, f[f.length - 1], "the last element of the second shard");
-            // the whole scheme between smallBytes and the sharded scheme, as the policy chooses it
-            for (long bytes : new long[] {AlgorithmPolicy.DEFAULT_SMALL_BYTES + 4, 32 << 10, (64 << 10) - 4}) {
+            for (long bytes : new long[] {AlgorithmPolicy.DEFAULT_SMALL_BYTES + 4, 32 << 10,
+                    AlgorithmPolicy.TWO_RANK_WINDOW_BYTES - 4, AlgorithmPolicy.TWO_RANK_WINDOW_BYTES}) {
                 float[] v = new float[(int) (bytes / Float.BYTES)];
                 Arrays.fill(v, rank + 2);
                 v[v.length - 1] = rank;
                 assertEquals(Algorithm.SHARED_WINDOW, c.algorithmFor(bytes));
                 c.allReduce(v, ReduceOp.AVG);
                 assertEquals(2.5f, v[0], bytes + " B");
+                assertEquals(2.5f, v[v.length / 2], bytes + " B, the middle");
                 assertEquals(0.5f, v[v.length - 1], bytes + " B, the last element");
             }
         });

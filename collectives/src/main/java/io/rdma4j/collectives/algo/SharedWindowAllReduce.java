@@ -20,13 +20,14 @@ import java.lang.invoke.VarHandle;
  * do it). A call copies the input into this rank's slot, writes the call's {@link Descriptor} in
  * front of it and release-stores the slot's sequence word; every rank then acquires every peer's
  * slot for that call and checks the peer's descriptor against its own (a mismatch fails here, on
- * every rank, before any data is used). Then one of two schemes, chosen from the size alone (so
- * the same on every rank):
+ * every rank, before any data is used). Then one of two schemes, chosen from the size and the
+ * number of ranks (so the same on every rank):
  * <ul>
- *   <li><b>Whole</b> (under {@link #SHARDED_MIN_BYTES}): each rank reduces all slots in rank order
+ *   <li><b>Whole</b> (under {@link #SHARDED_MIN_BYTES}, with two ranks {@link
+ *       #TWO_RANK_SHARDED_MIN_BYTES}): each rank reduces all slots in rank order
  *       straight into its receive buffer. One synchronization; every rank folds the same
  *       operands in the same order, so the result bits are identical everywhere.</li>
- *   <li><b>Sharded</b> (from {@link #SHARDED_MIN_BYTES}): reduce-scatter and
+ *   <li><b>Sharded</b> (from there): reduce-scatter and
  *       allgather in place. Rank r reduces shard r of every slot into shard r of its own slot
  *       (own contribution first, then the others in rank order), publishes it with a second
  *       sequence value, and every rank copies each shard from its owner's slot. Each byte is read
@@ -60,6 +61,15 @@ public final class SharedWindowAllReduce extends CollectiveOp {
      * on 2 cores: about equal at 16-32 KiB).
      */
     static final long SHARDED_MIN_BYTES = 64 << 10;
+    /**
+     * The same with two ranks, where sharding saves no reads (each rank reads both slots either
+     * way). Measured with the whole scheme up to 1 MiB against this build, taking turns, three
+     * passes each ({@code allreduce-perf --ranks 2 -b 32K -e 64K -f 2 -n 500 -w 100 -R 3 -p out},
+     * then {@code -a window -b 64K -e 512K -n 300 -w 50}): 64 KiB whole 9.1-11.2 us against
+     * sharded 9.7-10.5 (whole faster in 5 of 6 pairs), 128 KiB whole 18.3-20.4 against 17.3-20.1,
+     * 512 KiB 80.1-84.0 against 70.2-74.1.
+     */
+    static final long TWO_RANK_SHARDED_MIN_BYTES = 128 << 10;
     private static final long SEQ = 0;
     /** 1 + the rank whose sequence word this rank sleeps on (0: awake); see {@link #sleep}. */
     private static final long SLEEPING_ON = 8;
@@ -161,7 +171,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         pieceOff = off;
         bytes = Math.min(pieceBytes, total - off);
         count = bytes / c.elemBytes();
-        sharded = bytes >= SHARDED_MIN_BYTES;
+        sharded = bytes >= (g.size() == 2 ? TWO_RANK_SHARDED_MIN_BYTES : SHARDED_MIN_BYTES);
         shardBytes = Partition.ceilDiv(Partition.ceilDiv(bytes, g.size()), SHARD_ALIGN) * SHARD_ALIGN;
         calls++;
         base = (calls & 1) * slotBytes;
