@@ -89,12 +89,14 @@ public final class AlgorithmPolicy {
     /**
      * Two ranks with a shared window that holds the vector take it up to this size, past {@link
      * #smallBytes}. Against the ring on 2 cores, the policies taking turns in three passes
-     * ({@code allreduce-perf --ranks 2 -b 16K -e 128K -f 2 -n 200 -w 50 -R 3 -p out}): 32 KiB 6.9-7.3 us against 7.9-8.4, 64 KiB 10.6-10.9
-     * against 11.2-11.5; at 128 KiB the ring was faster ({@code -a window} against {@code -a
-     * ring}: 17.8-19.7 against 15.8-17.4). Between gradient buckets of up to 4 MiB ({@code -b 64K
-     * -e 4M -f 4 --interleave 200}), whose traffic evicts a 64 KiB call's buffers, the median
-     * call was the same either way (16.1-16.5 us against 14.2-16.7). Re-measure both ways
-     * before moving it.
+     * ({@code allreduce-perf --ranks 2 -b 16K -e 128K -f 2 -n 200 -w 50 -R 3 -p out}): 32 KiB
+     * 6.9-7.3 us against 7.9-8.4, 64 KiB 10.6-10.9 against 11.2-11.5 with the window's sharded
+     * scheme (two ranks now reduce 64 KiB whole: 9.1-9.6 us against the sharded 9.7-10.1 with
+     * {@code -b 32K -e 64K -n 500 -w 100}); at 128 KiB the ring was faster ({@code -a window}
+     * against {@code -a ring}: 17.8-19.7 against 15.8-17.4). Between gradient buckets of up to 4
+     * MiB ({@code -b 64K -e 4M -f 4 --interleave 200}), whose traffic evicts a 64 KiB call's
+     * buffers, the median call was the same either way (16.1-16.5 us against 14.2-16.7).
+     * Re-measure both ways before moving it.
      */
     public static final long TWO_RANK_WINDOW_BYTES = 64 * 1024;
 
