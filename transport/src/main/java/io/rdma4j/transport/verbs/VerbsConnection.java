@@ -1043,34 +1043,32 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
      * ACK fewer than a separate write with immediate. A shorter send writes its size behind its data.
      */
     private boolean issueSend(int s) {
-        if (!dataPartsFit(s)) {
-            return false;
-        }
-        PathTrace.event(PathTrace.ISSUE_SEND, s);
         long size = requests.length[s];
         int imm = Immediate.data(requests.remoteSlot[s], requests.remoteGeneration[s]);
         boolean fills = size == requests.remoteCapacity[s];
         int parts = postDataParts(s, fills ? SendOpcode.RDMA_WRITE_WITH_IMM : SendOpcode.RDMA_WRITE, fills ? imm : 0,
                 fills ? s : -1);
+        if (parts < 0) {
+            return false;
+        }
+        PathTrace.event(PathTrace.ISSUE_SEND, s);
         transport.setOutboxValue(s, size);
         postImmediates(s, fills ? parts : 0, transport.outboxAddress(s), transport.mailboxLkey(),
                 peerMailbox + 8L * requests.remoteSlot[s], peerMailboxRkey, imm);
         return true;
     }
 
-    /** Whether every QP has a credit and room for its parts of request s plus one write with immediate. */
-    private boolean dataPartsFit(int s) {
-        long size = requests.length[s];
-        return credits.immediateCreditOnEvery() && room(size, Striping.parts(size, qps), 0, 1);
-    }
-
     /**
-     * Posts request s's parts, striped from QP 0 on, each part's last work request a
-     * {@code lastOp} with {@code imm} and {@code mark}; returns the number of parts.
+     * If every QP has a credit and room for its parts of request s plus one write with immediate,
+     * posts the parts, striped from QP 0 on, each part's last work request a {@code lastOp} with
+     * {@code imm} and {@code mark}, and returns their number; else posts nothing and returns -1.
      */
     private int postDataParts(int s, SendOpcode lastOp, int imm, int mark) {
         long size = requests.length[s];
         int parts = Striping.parts(size, qps);
+        if (!credits.immediateCreditOnEvery() || !room(size, parts, 0, 1)) {
+            return -1;
+        }
         VerbsBuffer b = requests.buffer[s];
         postParts(lastOp, size, parts, 0, b.address() + requests.offset[s], b.lkey, requests.remoteAddress[s],
                 requests.remoteKey[s], imm, mark);
@@ -1136,10 +1134,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     private boolean issueWriteWithImmediate(int s) {
-        if (!dataPartsFit(s)) {
+        if (postDataParts(s, SendOpcode.RDMA_WRITE, 0, -1) < 0) {
             return false;
         }
-        postDataParts(s, SendOpcode.RDMA_WRITE, 0, -1);
         long sequence = userImmediatesSent++;
         long staged = layout.immSlot(layout.immOut, sequence);
         control.set(LONG, staged, requests.immediate[s]);
