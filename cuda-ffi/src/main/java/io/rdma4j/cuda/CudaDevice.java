@@ -51,10 +51,21 @@ public final class CudaDevice {
 
     /** cuDeviceGetAttribute for a {@code CU_DEVICE_ATTRIBUTE_*} value of the generated {@code CudaDriver}. */
     public int attribute(int attribute) {
+        return attribute(attribute, false);
+    }
+
+    /**
+     * @param unknownIsZero answer 0 where the driver answers CUDA_ERROR_INVALID_VALUE: a driver
+     *                      older than a feature's attribute does not know it, and lacks the feature
+     */
+    private int attribute(int attribute, boolean unknownIsZero) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment value = arena.allocate(CudaDriver.C_INT);
-            CudaResult.check(CudaDriver.cuDeviceGetAttribute(value, attribute, handle), "cuDeviceGetAttribute",
-                    "attribute " + attribute + " of " + this);
+            int result = CudaDriver.cuDeviceGetAttribute(value, attribute, handle);
+            if (unknownIsZero && result == CudaDriver.CUDA_ERROR_INVALID_VALUE()) {
+                return 0;
+            }
+            CudaResult.check(result, "cuDeviceGetAttribute", "attribute " + attribute + " of " + this);
             return value.get(CudaDriver.C_INT, 0);
         }
     }
@@ -73,14 +84,18 @@ public final class CudaDevice {
         return attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING()) != 0;
     }
 
-    /** Whether device memory can be exported as a dma-buf (cuMemGetHandleForAddressRange). */
+    /**
+     * Whether device memory can be exported as a dma-buf (cuMemGetHandleForAddressRange); false on
+     * a driver that lacks the function (before CUDA 11.7, R515).
+     */
     public boolean dmaBufSupported() {
-        return attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED()) != 0;
+        return CudaLibrary.exports(CudaLibrary.DMA_BUF_EXPORT)
+                && attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED(), true) != 0;
     }
 
-    /** Whether the device supports GPUDirect RDMA at all (peer access by a NIC). */
+    /** Whether the device supports GPUDirect RDMA at all (peer access by a NIC); false on a driver older than the attribute. */
     public boolean gpuDirectRdmaSupported() {
-        return attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED()) != 0;
+        return attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED(), true) != 0;
     }
 
     /** Total device memory in bytes. */

@@ -44,6 +44,24 @@ final class CudaLibrary {
             + "in a container, run it with the NVIDIA Container Toolkit (docker run --gpus all). "
             + "If the library is elsewhere, set " + ENVIRONMENT + " or -D" + PROPERTY + " to its absolute path.";
 
+    /**
+     * The driver functions the CUDA layer calls wherever it runs: a library that lacks one is not
+     * the driver, or a driver older than CUDA 11.0 (R450; cuDevicePrimaryCtxRelease_v2 is the
+     * newest of them). Checked when the library is loaded, so that a call finds them all.
+     */
+    static final List<String> REQUIRED_FUNCTIONS = List.of("cuInit", "cuDriverGetVersion", "cuGetErrorName",
+            "cuGetErrorString", "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetName", "cuDeviceGetPCIBusId",
+            "cuDeviceGetAttribute", "cuDeviceTotalMem_v2", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2",
+            "cuCtxSetCurrent", "cuCtxSynchronize", "cuMemGetInfo_v2", "cuMemAlloc_v2", "cuMemFree_v2",
+            "cuMemHostAlloc", "cuMemFreeHost", "cuMemHostRegister_v2", "cuMemHostUnregister", "cuMemcpyHtoD_v2",
+            "cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+            "cuMemcpyDtoDAsync_v2", "cuMemsetD8_v2", "cuMemsetD8Async", "cuPointerGetAttribute", "cuStreamCreate",
+            "cuStreamDestroy_v2", "cuStreamQuery", "cuStreamWaitEvent", "cuEventCreate", "cuEventDestroy_v2",
+            "cuEventRecord", "cuEventQuery", "cuEventElapsedTime");
+
+    /** dma-buf export (CUDA 11.7, R515): the one newer function, which its callers check for with {@link #exports}. */
+    static final String DMA_BUF_EXPORT = "cuMemGetHandleForAddressRange";
+
     private static Path loaded;
 
     private CudaLibrary() {
@@ -63,9 +81,24 @@ final class CudaLibrary {
                 throw new CudaLibraryMissingException("The CUDA driver library " + path + " could not be loaded: "
                         + e.getMessage() + ". " + INSTALL_HINT, e);
             }
+            List<String> missing = REQUIRED_FUNCTIONS.stream().filter(f -> !exports(f)).toList();
+            if (!missing.isEmpty()) {
+                throw new CudaLibraryMissingException(path + " lacks " + String.join(", ", missing) + ": it is not the "
+                        + "CUDA driver library, or a driver older than CUDA 11.0 (R450), the oldest rdma4j can use. "
+                        + INSTALL_HINT);
+            }
             loaded = path;
         }
         return loaded;
+    }
+
+    /**
+     * Whether the libraries loaded into this class loader (the driver, once {@link #load()} ran)
+     * export {@code function}; the generated bindings fail with a LinkageError, not a
+     * {@link CudaException}, when a function is missing.
+     */
+    static boolean exports(String function) {
+        return SymbolLookup.loaderLookup().find(function).isPresent();
     }
 
     /** The loaded library's path, if {@link #load()} succeeded. */

@@ -166,9 +166,15 @@ public final class DeviceBuffer implements AutoCloseable {
      * {@link DmaBuf#offset()} says where this buffer starts inside it. The fd is the caller's to close.
      *
      * @throws CudaException e.g. CUDA_ERROR_NOT_SUPPORTED where the driver or kernel lacks dma-buf
+     *                       (also where the driver predates cuMemGetHandleForAddressRange)
      */
     public DmaBuf exportDmaBuf() {
         begin();
+        if (!CudaLibrary.exports(CudaLibrary.DMA_BUF_EXPORT)) {
+            throw CudaResult.exception(CudaDriver.CUDA_ERROR_NOT_SUPPORTED(), CudaLibrary.DMA_BUF_EXPORT,
+                    this + ": the driver " + Cuda.loadedLibrary().orElse(null) + " (version "
+                            + Cuda.versionString(Cuda.driverVersion()) + ") lacks it; dma-buf export needs CUDA 11.7 (R515) or later");
+        }
         long page = LibC.pageSize();
         long start = allocation.address & -page;
         long end = (allocation.address + allocation.size + page - 1) & -page;

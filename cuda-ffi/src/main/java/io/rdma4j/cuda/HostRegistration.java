@@ -45,6 +45,8 @@ public final class HostRegistration extends NativeResource {
     @Override
     protected void release() {
         context.bind();
-        CudaResult.check(CudaDriver.cuMemHostUnregister(memory), "cuMemHostUnregister", this);
+        // by address: the caller's segment may be confined to another thread, or closed already
+        CudaResult.check(CudaDriver.cuMemHostUnregister(MemorySegment.ofAddress(memory.address())),
+                "cuMemHostUnregister", this);
     }
 }

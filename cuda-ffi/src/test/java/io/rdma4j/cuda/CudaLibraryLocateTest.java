@@ -9,6 +9,10 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -105,5 +109,28 @@ class CudaLibraryLocateTest {
         assertEquals("12.4", Cuda.versionString(12040));
         assertEquals("11.8", Cuda.versionString(11080));
         assertEquals("unknown", Cuda.versionString(0));
+    }
+
+    /**
+     * The functions checked at load time are exactly those the hand-written layer calls, less the
+     * newer one its callers check for: a call added without updating the list fails here, not
+     * with a LinkageError on an older driver.
+     */
+    @Test
+    void theFunctionsCheckedAtLoadAreTheOnesTheLayerCalls() throws IOException {
+        Pattern call = Pattern.compile("CudaDriver\\.(cu[A-Za-z0-9_]+)\\(");
+        Set<String> called = new TreeSet<>();
+        try (var files = Files.list(Path.of("src/main/java/io/rdma4j/cuda"))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                Matcher m = call.matcher(Files.readString(f));
+                while (m.find()) {
+                    called.add(m.group(1));
+                }
+            }
+        }
+        assertTrue(called.contains(CudaLibrary.DMA_BUF_EXPORT), called.toString());
+        called.remove(CudaLibrary.DMA_BUF_EXPORT);
+        assertEquals(called, new TreeSet<>(CudaLibrary.REQUIRED_FUNCTIONS));
+        assertEquals(CudaLibrary.REQUIRED_FUNCTIONS.size(), called.size(), "listed twice");
     }
 }

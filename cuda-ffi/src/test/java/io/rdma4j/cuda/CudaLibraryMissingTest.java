@@ -3,7 +3,10 @@ package io.rdma4j.cuda;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -42,5 +45,27 @@ class CudaLibraryMissingTest {
         assertEquals(init.getMessage(), count.getMessage());
         assertTrue(Cuda.loadedLibrary().isEmpty());
         assertTrue(init.getMessage().contains("libcuda.so.1"), init.getMessage());
+    }
+
+    @Test
+    void aLibraryThatIsNotTheDriverIsRefusedNamingWhatItLacks(@TempDir Path dir) throws IOException {
+        // a copy of a shared library every JDK has (the JVM loaded the original itself), which
+        // exports none of the driver's functions
+        Path notTheDriver = Files.copy(Path.of(System.getProperty("java.home"), "lib", "libjimage.so"),
+                dir.resolve("libcuda.so.1"));
+        System.setProperty(CudaLibrary.PROPERTY, notTheDriver.toString());
+        try {
+            for (int i = 0; i < 2; i++) {
+                var e = assertThrows(CudaLibraryMissingException.class, () -> Cuda.device(0));
+                assertTrue(e.getMessage().contains(notTheDriver + " lacks cuInit, ")
+                        && e.getMessage().contains("CUDA 11.0"), e.getMessage());
+            }
+            CudaProbe probe = Cuda.probe();
+            assertEquals(CudaStatus.LIBRARY_MISSING, probe.status());
+            assertTrue(probe.explanation().contains("lacks cuInit"), probe.explanation());
+            assertTrue(Cuda.loadedLibrary().isEmpty());
+        } finally {
+            System.setProperty(CudaLibrary.PROPERTY, MISSING.toString());
+        }
     }
 }

@@ -86,6 +86,10 @@ class CudaStubDriverTest {
         assertTrue(d.unifiedAddressing());
         assertTrue(d.dmaBufSupported());
         assertTrue(d.gpuDirectRdmaSupported());
+        stub.inject("cuDeviceGetAttribute", CudaDriver.CUDA_ERROR_INVALID_VALUE(), 1);
+        assertFalse(d.gpuDirectRdmaSupported(), "a driver that does not know the attribute lacks the feature");
+        stub.inject("cuDeviceGetAttribute", CudaDriver.CUDA_ERROR_INVALID_VALUE(), 1);
+        assertThrows(CudaException.class, d::multiprocessorCount, "a plain attribute query still reports the error");
         assertEquals(1L << 30, d.totalMemory());
         assertThrows(IllegalArgumentException.class, () -> Cuda.device(-1));
         CudaException e = assertThrows(CudaException.class, () -> Cuda.device(2));
@@ -325,6 +329,31 @@ class CudaStubDriverTest {
             assertEquals(unregisters + 1, stub.calls("cuMemHostUnregister"));
             assertThrows(IllegalArgumentException.class, () -> context.registerHost(MemorySegment.ofArray(new byte[8])));
         }
+    }
+
+    @Test
+    void hostRegistrationIsUndoneFromAnotherThreadAndAfterItsMemoryWasFreed() throws InterruptedException {
+        int live = stub.liveHostAllocations();
+        try (Arena confined = Arena.ofConfined()) {
+            HostRegistration r = context.registerHost(confined.allocate(8192, 4096));
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread closer = new Thread(() -> {
+                try {
+                    r.close();
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            });
+            closer.start();
+            closer.join();
+            assertNull(failure.get(), "a registration of thread-confined memory closed by another thread");
+            assertEquals(live, stub.liveHostAllocations());
+        }
+        Arena early = Arena.ofConfined();
+        HostRegistration r = context.registerHost(early.allocate(8192, 4096));
+        early.close();
+        r.close();
+        assertEquals(live, stub.liveHostAllocations(), "a registration that outlived its arena");
     }
 
     @Test

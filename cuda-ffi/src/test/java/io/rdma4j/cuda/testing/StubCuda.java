@@ -16,6 +16,7 @@ import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -66,8 +67,17 @@ public final class StubCuda {
      * Skips the calling test, with the reason, when gcc is not installed.
      */
     public static synchronized StubCuda install() {
+        return install(List.of());
+    }
+
+    /**
+     * As {@link #install()}, the stub compiled with {@code defines} (e.g. {@code
+     * STUB_CUDA_BEFORE_11_7}: a driver without cuMemGetHandleForAddressRange); the first call in a
+     * JVM decides.
+     */
+    public static synchronized StubCuda install(List<String> defines) {
         if (instance == null) {
-            Path lib = compile();
+            Path lib = compile(defines);
             Assertions.assertTrue(Cuda.loadedLibrary().isEmpty(), "libcuda " + Cuda.loadedLibrary().orElse(null)
                     + " was loaded in this JVM before the stub: stub tests need a JVM of their own (a surefire "
                     + "execution of their own, see cuda-ffi/pom.xml)");
@@ -77,7 +87,7 @@ public final class StubCuda {
         return instance;
     }
 
-    private static Path compile() {
+    private static Path compile(List<String> defines) {
         Path headers = Path.of(System.getProperty("rdma4j.nativeHeaders", "../native-headers")).toAbsolutePath();
         Assertions.assertTrue(Files.isRegularFile(headers.resolve("cuda_driver.h")),
                 "native-headers/cuda_driver.h not found at " + headers + " (set -Drdma4j.nativeHeaders)");
@@ -89,8 +99,9 @@ public final class StubCuda {
                 Files.copy(in, source);
             }
             Path lib = dir.resolve("libcuda.so.1");
-            List<String> command = List.of("gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror",
-                    "-I" + headers, "-Wl,-soname,libcuda.so.1", "-o", lib.toString(), source.toString());
+            List<String> command = new ArrayList<>(List.of("gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra",
+                    "-Werror", "-I" + headers, "-Wl,-soname,libcuda.so.1", "-o", lib.toString(), source.toString()));
+            defines.forEach(d -> command.add("-D" + d));
             Process gcc;
             try {
                 gcc = new ProcessBuilder(command).redirectErrorStream(true).start();

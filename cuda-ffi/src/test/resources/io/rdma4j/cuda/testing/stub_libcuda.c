@@ -832,6 +832,7 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
     return r;
 }
 
+#ifndef STUB_CUDA_BEFORE_11_7 /* compiled without it, the stub is a driver that predates dma-buf export */
 CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
                                        CUmemRangeHandleType type, unsigned long long flags) {
     ENTER(); REQUIRE_CONTEXT();
@@ -857,6 +858,7 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t si
     *(int *) handle = fd;
     return CUDA_SUCCESS;
 }
+#endif
 
 /* ---- control functions for tests in the same process (not part of the driver API) ---- */
 
