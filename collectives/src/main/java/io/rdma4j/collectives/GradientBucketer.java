@@ -241,9 +241,19 @@ public final class GradientBucketer implements AutoCloseable {
                     grads[gradIndex].byteSize());
         }
         pending[b]--;
+        launchReady();
+    }
+
+    /**
+     * Launches, in bucket order, every complete bucket whose predecessors were launched. A bucket
+     * counts as launched only once its call was issued: one whose issue threw (a broken or closed
+     * communicator) is issued again by the next markReady or by finish, which then throws too.
+     */
+    private void launchReady() {
         while (nextToLaunch < buckets.length && pending[nextToLaunch] == 0) {
-            int k = nextToLaunch++;
+            int k = nextToLaunch;
             works[k] = comm.allReduceAsync(bucketData[k], bucketData[k], bucketUsed[k] / type.byteSize(), type, op);
+            nextToLaunch = k + 1;
         }
     }
 
@@ -262,6 +272,7 @@ public final class GradientBucketer implements AutoCloseable {
                 }
             }
         }
+        launchReady();
         long start = System.nanoTime();
         long timeoutNanos = timeout.toNanos();
         for (int b = 0; b < buckets.length; b++) {
@@ -309,7 +320,12 @@ public final class GradientBucketer implements AutoCloseable {
         marked = 0;
     }
 
-    /** Releases the buckets (after waiting for launched allreduces not yet awaited, which read them). */
+    /**
+     * Releases the buckets, after the launched allreduces not yet awaited, which use them, ended:
+     * however long they take (a call that stops progressing fails after the communicator's
+     * timeout), since a bucket freed under a running call is memory the transport still reads
+     * and writes.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -319,9 +335,9 @@ public final class GradientBucketer implements AutoCloseable {
         for (Work w : works) {
             if (w != null) {
                 try {
-                    w.await(comm.options().timeout());
+                    w.await();
                 } catch (RuntimeException ignored) {
-                    // reported to whoever awaited it; the memory is released regardless
+                    // reported to whoever awaited it; the call is over, so its memory can go
                 }
             }
         }

@@ -123,4 +123,56 @@ class GradientBucketerTest {
             assertTrue(e.getMessage().contains("gradient 1 has 6 bytes"), e.getMessage());
         }
     }
+
+    @Test
+    void aBucketWhoseLaunchThrewIsNotReportedAsReduced() throws Exception {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator c = Communicator.builder().transport(g.transport(0)).store(g.store(0)).build();
+             GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {16}, 16, ReduceOp.SUM)) {
+            c.abort();
+            assertThrows(CollectiveException.class, () -> bk.markReady(0));
+            assertFalse(bk.isLaunched(0), "its allreduce was never issued");
+            assertThrows(CollectiveException.class, () -> bk.finish(AWAIT), "finish issues it again and fails as it does");
+        }
+    }
+
+    /**
+     * close() frees the buckets only after their allreduce ended, even when that takes longer than
+     * the communicator's timeout because calls queued ahead of it took their time (each within the
+     * timeout): on rank 0 a barrier and the allreduce wait 1.5 s each for rank 1.
+     */
+    @Test
+    void closeWaitsForALaunchedAllReduceHoweverLongItTakes() throws Exception {
+        long bytes = 1 << 16;
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = Communicator.builder().transport(t).store(store)
+                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(2))).build()) {
+                    GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {bytes}, bytes,
+                            ReduceOp.SUM);
+                    bk.gradient(0).fill((byte) 0);
+                    bk.gradient(0).setAtIndex(ValueLayout.JAVA_FLOAT, 5, rank + 1f);
+                    if (rank == 0) {
+                        Work barrier = c.barrierAsync();
+                        bk.markReady(0);
+                        Thread.sleep(100); // the progress thread is running them, not close()'s own thread
+                        long start = System.nanoTime();
+                        bk.close();
+                        assertTrue(System.nanoTime() - start > Duration.ofMillis(2500).toNanos(),
+                                "close returned before the allreduce could have ended");
+                        barrier.await(AWAIT);
+                    } else {
+                        Thread.sleep(1500);
+                        c.barrier();
+                        Thread.sleep(1500);
+                        bk.markReady(0);
+                        bk.finish(AWAIT);
+                        assertEquals(3f, bk.gradient(0).getAtIndex(ValueLayout.JAVA_FLOAT, 5));
+                        bk.close();
+                    }
+                    c.barrier(); // neither rank's communicator broke
+                }
+            });
+        }
+    }
 }
