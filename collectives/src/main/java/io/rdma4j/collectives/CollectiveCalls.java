@@ -93,9 +93,7 @@ final class CollectiveCalls {
         long bytes = checkCount(count, type);
         checkSize("allReduce send", send, bytes);
         checkSize("allReduce recv", recv, bytes);
-        if (op == null) {
-            throw new IllegalArgumentException("reduce op must not be null");
-        }
+        checkOp(op);
         Algorithm a = algorithmFor(bytes, forced);
         Call c = begin(CollectiveKind.ALL_REDUCE, type, op, count, -1, a.ordinal());
         if (size() == 1) {
@@ -117,6 +115,7 @@ final class CollectiveCalls {
         long total = Math.multiplyExact(bytes, (long) size());
         checkSize("reduceScatter send", send, total);
         checkSize("reduceScatter recv", recv, bytes);
+        checkOp(op);
         Call c = begin(CollectiveKind.REDUCE_SCATTER, type, op, count, -1, -1);
         if (size() == 1) {
             Binder.copyIfDistinct(send, recv, bytes);
@@ -171,6 +170,7 @@ final class CollectiveCalls {
         if (isRoot) {
             checkSize("reduce recv", recv, bytes);
         }
+        checkOp(op);
         Call c = begin(CollectiveKind.REDUCE, type, op, count, root, -1);
         if (size() == 1) {
             Binder.copyIfDistinct(send, recv, bytes);
@@ -268,6 +268,12 @@ final class CollectiveCalls {
         }
         if (seg.byteSize() < bytes) {
             throw new IllegalArgumentException(what + " buffer holds " + seg.byteSize() + " bytes, needs " + bytes);
+        }
+    }
+
+    private static void checkOp(ReduceOp op) {
+        if (op == null) {
+            throw new IllegalArgumentException("reduce op must not be null");
         }
     }
 

@@ -70,6 +70,8 @@ final class IssueOrder {
             if (progress == null) {
                 progress = new ProgressThread(queue, engineLock, progressName);
             }
+            progress.checkAccessible("send", send);
+            progress.checkAccessible("receive", recv);
             Work w = takeWork();
             queue.append(w, kind, send, recv, count, type, op, root, algorithm);
             progress.wake();

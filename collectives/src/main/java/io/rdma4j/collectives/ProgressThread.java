@@ -1,5 +1,6 @@
 package io.rdma4j.collectives;
 
+import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -33,6 +34,18 @@ final class ProgressThread implements Runnable {
     void stop() {
         stopping = true;
         LockSupport.unpark(thread);
+    }
+
+    /**
+     * Refuses a buffer this thread could not access (memory of a confined arena): the call would
+     * fail here, after the other ranks began it, or succeed only when its issuer happened to run it.
+     */
+    void checkAccessible(String what, MemorySegment buffer) {
+        if (buffer != null && !buffer.isAccessibleBy(thread)) {
+            throw new IllegalArgumentException("the " + what + " buffer of an asynchronous call is confined to "
+                    + "another thread, and asynchronous calls run on the communicator's progress thread: allocate it "
+                    + "from a shared, global or automatic arena");
+        }
     }
 
     long threadId() {

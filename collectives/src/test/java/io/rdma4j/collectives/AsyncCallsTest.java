@@ -119,4 +119,35 @@ class AsyncCallsTest {
             });
         }
     }
+
+    /**
+     * Bad arguments are refused before a call takes its place in the issue order: a confined
+     * buffer for an asynchronous call (its progress thread could not read it), a null operator
+     * for reduce and reduceScatter; the communicator stays usable.
+     */
+    @Test
+    void argumentsACallCannotRunWithAreRefusedWhenIssued() throws Exception {
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = communicator(g, rank, AWAIT); Arena confined = Arena.ofConfined();
+                     Arena shared = Arena.ofShared()) {
+                    MemorySegment mine = confined.allocate(16);
+                    MemorySegment ok = shared.allocate(16);
+                    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                            () -> c.allReduceAsync(mine, DataType.F32, ReduceOp.SUM));
+                    assertTrue(e.getMessage().contains("confined"), e.getMessage());
+                    assertThrows(IllegalArgumentException.class, () -> c.allReduceAsync(ok, mine, 4, DataType.F32,
+                            ReduceOp.SUM));
+                    assertThrows(IllegalArgumentException.class, () -> c.reduceScatter(ok, ok, 2, DataType.F32, null));
+                    assertThrows(IllegalArgumentException.class, () -> c.reduce(ok, ok, 4, DataType.F32, null, 0));
+                    ok.setAtIndex(ValueLayout.JAVA_FLOAT, 0, rank + 1);
+                    c.allReduceAsync(ok, ok, 1, DataType.F32, ReduceOp.SUM).await(AWAIT);
+                    assertEquals(3f, ok.getAtIndex(ValueLayout.JAVA_FLOAT, 0));
+                    mine.setAtIndex(ValueLayout.JAVA_FLOAT, 0, rank + 1);
+                    c.allReduce(mine, mine, 1, DataType.F32, ReduceOp.SUM); // a synchronous call may use it
+                    assertEquals(3f, mine.getAtIndex(ValueLayout.JAVA_FLOAT, 0));
+                }
+            });
+        }
+    }
 }
