@@ -21,7 +21,11 @@ import java.util.Map;
  * of the two-hop allreduce, the connections to every peer, and the engine.
  */
 final class Bootstrap {
+    /** Per rank: how many worlds it built on the store, the generation of its newest one. */
+    private static final String GENERATION_KEY = "rdma4j/comm/generation/";
     private static final String HOST_KEY = "rdma4j/comm/host/";
+    private static final String PIPELINE_KEY = "rdma4j/comm/pipeline/";
+    private static final System.Logger LOG = System.getLogger(Bootstrap.class.getName());
     private static final Duration HOST_EXCHANGE_TIMEOUT = Duration.ofMinutes(2);
 
     private Bootstrap() {
@@ -59,8 +63,11 @@ final class Bootstrap {
         Transport local = b.localTransport;
         boolean ownsLocal = false;
         try {
+            // the n-th world of every rank on this store: what an earlier world left there (its
+            // hosts, its faults) is not read as this one's
+            long generation = store == null ? 0 : store.add(GENERATION_KEY + rank, 1);
             Topology topo = store == null ? Topology.singleHost(size)
-                    : exchangeHosts(store, rank, size, b.hostId != null ? b.hostId : defaultHostId());
+                    : exchangeHosts(store, generation, rank, size, b.hostId != null ? b.hostId : defaultHostId());
             boolean multiHost = topo.hosts() > 1 && topo.uniform() && topo.localSize(rank) > 1;
             if (local == null && b.autoLocal && multiHost && store != null
                     && !"shm".equals(t.provider())) {
@@ -79,9 +86,12 @@ final class Bootstrap {
             // Whether the host's ranks take turns on its CPUs: counted against the CPUs the
             // machine has online, since a rank bound to a CPU of its own sees only that one.
             boolean crowded = OnlineCpus.outnumberedBy(localRanks);
-            Engine engine = new Engine(opts.forTransport(t.provider(), crowded), new FaultBoard(store),
-                    tc.newIdleStrategy(localRanks), crowded);
-            return new World(engine, t, ownsTransport, store, b.ownsStore, local, ownsLocal, topo, h,
+            CollectiveOptions effective = opts.forTransport(t.provider(), crowded);
+            if (store != null && size > 1) {
+                effective = agreePipeline(store, generation, rank, effective);
+            }
+            Engine engine = new Engine(effective, new FaultBoard(store), tc.newIdleStrategy(localRanks), crowded);
+            return new World(engine, t, ownsTransport, store, b.ownsStore, generation, local, ownsLocal, topo, h,
                     b.policy.forTransport(t.provider()));
         } catch (RuntimeException | Error e) {
             if (ownsLocal) {
@@ -103,13 +113,39 @@ final class Bootstrap {
         }
     }
 
-    private static Topology exchangeHosts(Store store, int rank, int size, String id) {
-        store.set(HOST_KEY + rank, id.getBytes(StandardCharsets.UTF_8));
+    private static Topology exchangeHosts(Store store, long generation, int rank, int size, String id) {
+        String key = HOST_KEY + generation + "/";
+        store.set(key + rank, id.getBytes(StandardCharsets.UTF_8));
         String[] ids = new String[size];
         for (int r = 0; r < size; r++) {
-            ids[r] = r == rank ? id : new String(store.get(HOST_KEY + r, HOST_EXCHANGE_TIMEOUT), StandardCharsets.UTF_8);
+            ids[r] = r == rank ? id : new String(store.get(key + r, HOST_EXCHANGE_TIMEOUT), StandardCharsets.UTF_8);
         }
         return new Topology(ids);
+    }
+
+    /**
+     * Rank 0's chunk size, window and channel count, which every rank takes: a receiver posts
+     * for chunks of its own size, so ranks that cut differently (different RDMA4J_CHUNK_BYTES,
+     * or TCP's default on hosts whose ranks do and do not outnumber their CPUs) would fail their
+     * first pipelined call, blaming a healthy peer. A rank whose own differ says so in the log.
+     */
+    private static CollectiveOptions agreePipeline(Store store, long generation, int rank, CollectiveOptions mine) {
+        String key = PIPELINE_KEY + generation;
+        if (rank == 0) {
+            store.set(key, (mine.chunkBytes() + "," + mine.window() + "," + mine.channels())
+                    .getBytes(StandardCharsets.US_ASCII));
+            return mine;
+        }
+        String[] shape = new String(store.get(key, HOST_EXCHANGE_TIMEOUT), StandardCharsets.US_ASCII).split(",");
+        CollectiveOptions agreed = mine.withChunkBytes(Integer.parseInt(shape[0])).withWindow(Integer.parseInt(shape[1]))
+                .withChannels(Integer.parseInt(shape[2]));
+        if (!agreed.equals(mine)) {
+            LOG.log(System.Logger.Level.WARNING, "rank " + rank + " pipelines as rank 0 does (chunk " + agreed.chunkBytes()
+                    + " bytes, window " + agreed.window() + ", channels " + agreed.channels() + "), not with its own "
+                    + "options (chunk " + mine.chunkBytes() + ", window " + mine.window() + ", channels "
+                    + mine.channels() + "): every rank of a communicator must cut its messages alike");
+        }
+        return agreed;
     }
 
     private static String defaultHostId() {

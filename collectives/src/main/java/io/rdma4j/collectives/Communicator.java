@@ -68,14 +68,14 @@ public final class Communicator implements AutoCloseable {
         this.state = state;
         this.calls = new CollectiveCalls(world, group, state, isWorld);
         this.issue = new IssueOrder(calls, world.engine.lock(), state,
-                "rdma4j-comm" + state.ctx() + "-r" + state.worldRank());
+                "rdma4j-comm" + group.ctx() + "-r" + state.worldRank());
     }
 
     static Communicator world(World world, int rank) {
         int[] ranks = new int[world.transport.size()];
         Arrays.setAll(ranks, i -> i);
         return new Communicator(world, true, new Group(world.transport, rank, ranks, ranks, 0),
-                new CommState(0, rank, null));
+                CommState.world(world.generation, rank));
     }
 
     // ---- creation --------------------------------------------------------------------------
@@ -347,7 +347,8 @@ public final class Communicator implements AutoCloseable {
             world.contextIds.reserveBelow(s.contextEnd());
             Group g = s.group(group);
             return g == null ? null
-                    : new Communicator(world, false, g, new CommState(g.ctx(), state.worldRank(), state.world()));
+                    : new Communicator(world, false, g, CommState.split(state.world(), g.ctx(),
+                            Arrays.stream(g.worldRanks()).min().orElseThrow(), state.worldRank()));
         });
     }
 
@@ -376,7 +377,7 @@ public final class Communicator implements AutoCloseable {
         CommunicatorAbortedException e = new CommunicatorAbortedException(me, "rank " + me + " aborted the communicator"
                 + (cause == null ? "" : ": " + cause), cause);
         state.abort(e);
-        world.engine.board().post(state.ctx(), new FaultBoard.Fault(FaultBoard.FaultKind.ABORTED, me, me,
+        world.engine.board().post(state.board(), new FaultBoard.Fault(FaultBoard.FaultKind.ABORTED, me, me,
                 e.getMessage()));
         if (isWorld) {
             world.abortTransports(e);
@@ -402,7 +403,7 @@ public final class Communicator implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Communicator{rank=" + rank() + ", size=" + size() + ", ctx=" + state.ctx() + ", provider="
+        return "Communicator{rank=" + rank() + ", size=" + size() + ", ctx=" + group.ctx() + ", provider="
                 + provider() + "}";
     }
 }

@@ -107,11 +107,16 @@ public final class Work {
     }
 
     /**
-     * Waits for completion.
+     * Waits for completion. {@code timeout} bounds the wait for another thread that runs the
+     * collective; a call this thread runs itself (see the class description: it does when the
+     * progress thread is not running the queue at that moment) ends only when the call does, as
+     * a synchronous call would, bounded by the call's own no-progress timeout, which names the
+     * rank it waited for. Running it here saves the hand-off to the progress thread that a
+     * waiter would otherwise pay on every call.
      *
-     * @throws CollectiveTimeoutException if it did not complete within {@code timeout} (the
-     *                                    collective itself keeps running, and the handle stays
-     *                                    valid)
+     * @throws CollectiveTimeoutException if another thread ran it and it did not complete within
+     *                                    {@code timeout} (the collective itself keeps running,
+     *                                    and the handle stays valid)
      * @throws CollectiveException        if the collective failed
      */
     public void await(Duration timeout) {

@@ -3,12 +3,12 @@ package io.rdma4j.collectives.core;
 import io.rdma4j.collectives.CollectiveException;
 
 /**
- * Per-communicator state the progress loop consults: context id (for the fault board), this
- * rank's world rank, the collective sequence number, and the abort/broken flags, which another
+ * Per-communicator state the progress loop consults: the communicator's name on the fault board,
+ * this rank's world rank, the collective sequence number, and the abort/broken flags, which another
  * thread may set at any time (abort) and which make every later call fail (broken, closed).
  */
 public final class CommState {
-    private final int ctx;
+    private final String board;
     private final int worldRank;
     private final CommState world;
     private long seq;
@@ -16,14 +16,33 @@ public final class CommState {
     private volatile CollectiveException broken;
     private volatile boolean closed;
 
-    public CommState(int ctx, int worldRank, CommState world) {
-        this.ctx = ctx;
+    private CommState(String board, int worldRank, CommState world) {
+        this.board = board;
         this.worldRank = worldRank;
         this.world = world;
     }
 
-    public int ctx() {
-        return ctx;
+    /**
+     * A world's state. {@code generation} tells the worlds built on one store apart (the
+     * {@code generation}-th world of every rank): a fault posted by an earlier world, aborted
+     * and replaced on the same store, is not this one's.
+     */
+    public static CommState world(long generation, int worldRank) {
+        return new CommState("g" + generation, worldRank, null);
+    }
+
+    /**
+     * The state of a split of {@code world}. Disjoint groups may share a context id (nested
+     * splits of different parents each take the lowest id free on their ranks), but two groups
+     * with one id share no rank, so the id and the group's lowest world rank name it.
+     */
+    public static CommState split(CommState world, int ctx, int lowestWorldRank, int worldRank) {
+        return new CommState(world.board + "/c" + ctx + "." + lowestWorldRank, worldRank, world);
+    }
+
+    /** The communicator's name on the fault board, unique among the communicators of the store's worlds. */
+    public String board() {
+        return board;
     }
 
     public int worldRank() {

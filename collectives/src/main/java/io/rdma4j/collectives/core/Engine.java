@@ -120,7 +120,7 @@ public final class Engine implements AutoCloseable {
                 if (now - nextCheck >= 0) {
                     checkBoard(cs);
                     if (!reported && now - stallStart >= 2 * check) {
-                        board.reportStall(cs.ctx(), cs.worldRank(), op.identity(), op.waitingFor());
+                        board.reportStall(cs.board(), cs.worldRank(), op.identity(), op.waitingFor());
                         reported = true;
                     }
                     if (reported) {
@@ -194,16 +194,16 @@ public final class Engine implements AutoCloseable {
             kind = FaultBoard.FaultKind.RANK_FAILED;
         }
         FaultBoard.Fault f = new FaultBoard.Fault(kind, cs.worldRank(), e.failedRank(), e.getMessage());
-        board.post(cs.ctx(), f);
-        if (kind == FaultBoard.FaultKind.RANK_FAILED && e instanceof Ops.PeerFailure && cs.ctx() != 0) {
-            board.post(cs.world().ctx(), f);
+        board.post(cs.board(), f);
+        if (kind == FaultBoard.FaultKind.RANK_FAILED && e instanceof Ops.PeerFailure && cs.world() != cs) {
+            board.post(cs.world().board(), f);
         }
     }
 
     private void checkBoard(CommState cs) {
-        FaultBoard.Fault f = board.poll(cs.ctx());
+        FaultBoard.Fault f = board.poll(cs.board());
         if (f == null && cs.world() != cs) {
-            f = board.poll(cs.world().ctx());
+            f = board.poll(cs.world().board());
             if (f != null && f.kind() == FaultBoard.FaultKind.MISMATCH) {
                 f = null; // a mismatch in another communicator does not break this one
             }
@@ -223,7 +223,7 @@ public final class Engine implements AutoCloseable {
         if (w < 0 || w == cs.worldRank()) {
             return;
         }
-        FaultBoard.Stall s = board.readStall(cs.ctx(), w);
+        FaultBoard.Stall s = board.readStall(cs.board(), w);
         if (s != null && s.seq() == mine.seq && (s.shape() != mine.packedShape() || s.count() != mine.count)) {
             Descriptor theirs = Descriptor.unpack(s.shape(), s.count(), s.seq());
             throw new CollectiveMismatchException(w, "collective mismatch: rank " + cs.worldRank() + " called "
@@ -241,7 +241,7 @@ public final class Engine implements AutoCloseable {
         String tail = "";
         while (culprit >= 0 && culprit < seen.length && !seen[culprit] && board.available()) {
             seen[culprit] = true;
-            FaultBoard.Stall s = board.readStall(cs.ctx(), culprit);
+            FaultBoard.Stall s = board.readStall(cs.board(), culprit);
             if (s == null || s.seq() != mine.seq) {
                 tail = s == null ? ", which never reported being stalled (dead, hung or not calling this collective)"
                         : ", which last reported being stalled in collective #" + s.seq() + " (not #" + mine.seq + ")";
@@ -280,7 +280,8 @@ public final class Engine implements AutoCloseable {
         static CollectiveException of(int me, FaultBoard.Fault f) {
             String msg = "rank " + me + ": communicator failed, reported by rank " + f.reporter() + ": " + f.message();
             return switch (f.kind()) {
-                case MISMATCH -> new BoardMismatch(f.culprit(), msg);
+                // a mismatch has two sides: the rank the reporter disagreed with learns the reporter's
+                case MISMATCH -> new BoardMismatch(f.culprit() == me ? f.reporter() : f.culprit(), msg);
                 case ABORTED -> new BoardAborted(f.culprit(), msg);
                 case TIMEOUT -> new BoardTimeout(f.culprit(), msg);
                 case RANK_FAILED -> new BoardFailure(f.culprit(), msg);

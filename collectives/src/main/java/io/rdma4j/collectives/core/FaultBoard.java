@@ -55,46 +55,46 @@ public final class FaultBoard {
         return !unavailable;
     }
 
-    /** Posts a fault for {@code ctx}; idempotent enough (only the first fault of a context is read). */
-    public synchronized void post(int ctx, Fault fault) {
+    /** Posts a fault for communicator {@code comm}; idempotent enough (only its first fault is read). */
+    public synchronized void post(String comm, Fault fault) {
         if (unavailable) {
             return;
         }
         try {
-            long n = store.add(PREFIX + ctx + "/n", 0);
+            long n = store.add(PREFIX + comm + "/n", 0);
             if (n > 0) {
                 return;
             }
-            store.set(PREFIX + ctx + "/f", fault.encode());
-            store.add(PREFIX + ctx + "/n", 1);
+            store.set(PREFIX + comm + "/f", fault.encode());
+            store.add(PREFIX + comm + "/n", 1);
         } catch (RuntimeException e) {
             unavailable = true;
         }
     }
 
-    /** The fault posted for {@code ctx}, or null. */
-    public synchronized Fault poll(int ctx) {
+    /** The fault posted for communicator {@code comm}, or null. */
+    public synchronized Fault poll(String comm) {
         if (unavailable) {
             return null;
         }
         try {
-            if (store.add(PREFIX + ctx + "/n", 0) == 0) {
+            if (store.add(PREFIX + comm + "/n", 0) == 0) {
                 return null;
             }
-            return Fault.decode(store.get(PREFIX + ctx + "/f", Duration.ofSeconds(5)));
+            return Fault.decode(store.get(PREFIX + comm + "/f", Duration.ofSeconds(5)));
         } catch (RuntimeException e) {
             unavailable = true;
             return null;
         }
     }
 
-    /** Publishes this rank's stall registers for {@code ctx}. */
-    public synchronized void reportStall(int ctx, int worldRank, Descriptor d, int waitingFor) {
+    /** Publishes this rank's stall registers for communicator {@code comm}. */
+    public synchronized void reportStall(String comm, int worldRank, Descriptor d, int waitingFor) {
         if (unavailable) {
             return;
         }
         try {
-            String base = PREFIX + ctx + "/stall/" + worldRank + "/";
+            String base = PREFIX + comm + "/stall/" + worldRank + "/";
             setRegister(base + "shape", d.packedShape());
             setRegister(base + "count", d.count);
             setRegister(base + "wait", waitingFor + 1L);
@@ -105,12 +105,12 @@ public final class FaultBoard {
     }
 
     /** The stall registers of {@code worldRank}, or null if it never reported (or the board is down). */
-    public synchronized Stall readStall(int ctx, int worldRank) {
+    public synchronized Stall readStall(String comm, int worldRank) {
         if (unavailable) {
             return null;
         }
         try {
-            String base = PREFIX + ctx + "/stall/" + worldRank + "/";
+            String base = PREFIX + comm + "/stall/" + worldRank + "/";
             long seq = store.add(base + "seq", 0);
             if (seq == 0) {
                 return null;

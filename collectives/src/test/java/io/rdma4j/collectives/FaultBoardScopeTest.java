@@ -1,0 +1,75 @@
+package io.rdma4j.collectives;
+
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.testing.LocalGroup;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * A fault posted on the board belongs to one communicator: not to another group that took the
+ * same context id, nor to a world built later on the same store. Each test stalls a healthy
+ * communicator long enough (1.5 s) for its ranks to read the board while they wait.
+ */
+class FaultBoardScopeTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(8);
+
+    /**
+     * Nested splits of disjoint parents ({0, 1} and {2, 3}) take the same context id; ranks 2 and
+     * 3 abort theirs while rank 1 waits in a barrier of its own for rank 0.
+     */
+    @Test
+    void disjointGroupsWithOneContextIdKeepTheirFaultsApart() throws Exception {
+        CountDownLatch aborted = new CountDownLatch(2);
+        try (LocalGroup g = LocalGroup.start(4, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator world = Communicator.builder().transport(t).store(store)
+                        .options(CollectiveOptions.defaults().withTimeout(TIMEOUT)).build();
+                     Communicator half = world.split(rank / 2, rank);
+                     Communicator sub = half.split(0, rank)) {
+                    assertEquals(2, sub.size());
+                    if (rank >= 2) {
+                        sub.abort();
+                        aborted.countDown();
+                    } else {
+                        aborted.await();
+                        if (rank == 0) {
+                            Thread.sleep(1500);
+                        }
+                        sub.barrier();
+                    }
+                }
+            });
+        }
+    }
+
+    /** A world aborted on a store, then a new world of the same ranks on that store. */
+    @Test
+    void aWorldBuiltAgainOnItsStoreDoesNotReadTheFaultsOfTheOneBefore() throws Exception {
+        TransportConfig config = LocalGroup.config(TransportConfig.Provider.TCP);
+        try (LocalGroup g = LocalGroup.start(2, config)) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                for (int round = 0; round < 2; round++) {
+                    try (Communicator w = Communicator.builder().rank(rank).size(2).transportConfig(config)
+                            .store(store.scoped("again/")).autoLocalTransport(false)
+                            .options(CollectiveOptions.defaults().withTimeout(TIMEOUT)).build()) {
+                        if (round == 0) {
+                            w.barrier();
+                            if (rank == 1) {
+                                w.abort();
+                            }
+                        } else {
+                            if (rank == 0) {
+                                Thread.sleep(1500);
+                            }
+                            w.barrier();
+                        }
+                    }
+                }
+            });
+        }
+    }
+}
