@@ -3,6 +3,7 @@ package io.rdma4j.transport;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -48,6 +49,8 @@ public final class TransportConfig {
     private static final System.Logger LOG = System.getLogger(TransportConfig.class.getName());
 
     /** Environment variable names. */
+    /** The longest {@link #timeout()}: one whose nanoseconds fit a long (about 292 years). */
+    public static final Duration MAX_TIMEOUT = Duration.ofNanos(Long.MAX_VALUE).truncatedTo(ChronoUnit.MILLIS);
     public static final String ENV_TRANSPORT = "RDMA4J_TRANSPORT";
     public static final String ENV_IB_HCA = "RDMA4J_IB_HCA";
     public static final String ENV_IB_PORT = "RDMA4J_IB_PORT";
@@ -444,8 +447,9 @@ public final class TransportConfig {
             range("batchSize (" + ENV_BATCH_SIZE + ")", batchSize, 1, 1 << 16);
             require(idleStrategy != null, "idleStrategy must not be null");
             range("progressCpu (" + ENV_PROGRESS_CPU + ")", progressCpu, -1, 1 << 16);
-            require(timeout != null && !timeout.isNegative() && !timeout.isZero(),
-                    "timeout (" + ENV_TIMEOUT_MS + ") must be positive, was " + timeout);
+            require(timeout != null && !timeout.isNegative() && !timeout.isZero() && timeout.compareTo(MAX_TIMEOUT) <= 0,
+                    "timeout (" + ENV_TIMEOUT_MS + ") must be positive and at most " + MAX_TIMEOUT.toMillis() + " ms, was "
+                            + timeout);
             range("maxOutstandingRequests (" + ENV_MAX_REQUESTS + ")", maxOutstandingRequests, 1, 1 << 20);
             require(registrationCapBytes >= MIN_REGISTRATION_CAP_BYTES, "registrationCapBytes (" + ENV_REGISTRATION_CAP_BYTES
                     + ") must be at least " + MIN_REGISTRATION_CAP_BYTES + " (one page), was " + registrationCapBytes);

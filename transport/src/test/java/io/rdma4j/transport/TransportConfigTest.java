@@ -92,10 +92,19 @@ class TransportConfigTest {
         assertMessage(Map.of("RDMA4J_IB_MTU", "1500"), "RDMA4J_IB_MTU");
         assertMessage(Map.of("RDMA4J_IB_RETRY_CNT", "8"), "RDMA4J_IB_RETRY_CNT");
         assertMessage(Map.of("RDMA4J_TIMEOUT_MS", "0"), "RDMA4J_TIMEOUT_MS");
+        // meant as "no timeout", but its nanoseconds would not fit a long
+        assertMessage(Map.of("RDMA4J_TIMEOUT_MS", "100000000000000"), "RDMA4J_TIMEOUT_MS");
         assertMessage(Map.of("RDMA4J_IB_SL", "16"), "RDMA4J_IB_SL");
         assertMessage(Map.of("RDMA4J_PROGRESS_CPU", "-2"), "RDMA4J_PROGRESS_CPU");
         assertMessage(Map.of("RDMA4J_REGISTRATION_CAP_BYTES", "4095"), "RDMA4J_REGISTRATION_CAP_BYTES");
         assertMessage(Map.of("RDMA4J_REGISTRATION_CAP_BYTES", "1G"), "RDMA4J_REGISTRATION_CAP_BYTES");
+    }
+
+    @Test
+    void theLongestTimeoutWorksInNanoseconds() {
+        TransportConfig c = TransportConfig.builder().fromEnvironment(
+                Map.of("RDMA4J_TIMEOUT_MS", Long.toString(TransportConfig.MAX_TIMEOUT.toMillis()))).build();
+        assertEquals(TransportConfig.MAX_TIMEOUT.toNanos(), c.timeoutNanos());
     }
 
     private static void assertMessage(Map<String, String> env, String expected) {

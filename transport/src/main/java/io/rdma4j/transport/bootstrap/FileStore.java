@@ -13,7 +13,11 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -23,18 +27,23 @@ import java.util.concurrent.locks.ReentrantLock;
  * temporary file and renames it into place atomically, so a reader sees the whole value or
  * nothing; counters are read-modify-written under an exclusive lock on {@code .lock} in the
  * directory. Waits poll with a growing pause (up to 20 ms). Trusts whoever can write the
- * directory, so give it owner-only permissions.
+ * directory, so give it owner-only permissions; a directory it creates has them, and every value
+ * file is readable by its owner only (values include the TCP provider's connection secrets).
  */
 public final class FileStore implements Store {
     private static final String LOCK_FILE = ".lock";
     /** File locks are per process; threads of one process are serialised by this lock first. */
     private static final ReentrantLock PROCESS_LOCK = new ReentrantLock();
+    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_DIRECTORY =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_FILE =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
 
     private final Path dir;
 
     public FileStore(Path dir) {
         try {
-            this.dir = Files.createDirectories(dir);
+            this.dir = Files.createDirectories(dir, OWNER_ONLY_DIRECTORY);
         } catch (IOException e) {
             throw new TransportException(-1, "cannot create the file store directory " + dir + ": " + e, e);
         }
@@ -67,7 +76,7 @@ public final class FileStore implements Store {
         Path tmp = dir.resolve(".tmp-" + ProcessHandle.current().pid() + "-" + ThreadLocalRandom.current().nextLong() + "-"
                 + target.getFileName());
         try {
-            Files.write(tmp, value);
+            Files.write(Files.createFile(tmp, OWNER_ONLY_FILE), value);
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {

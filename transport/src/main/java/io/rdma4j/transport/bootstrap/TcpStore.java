@@ -45,6 +45,8 @@ public final class TcpStore implements Store {
     private DataInputStream in;
     private DataOutputStream out;
     private boolean closed;
+    /** Why the connection was dropped, or null: after a request that got no whole answer, the next answer could be its. */
+    private String dropped;
 
     private TcpStore(Builder b) {
         this.host = b.host;
@@ -180,6 +182,10 @@ public final class TcpStore implements Store {
         if (closed) {
             throw new IllegalStateException("store client is closed (" + what + " '" + key + "')");
         }
+        if (dropped != null) {
+            throw new TransportException(-1, "store client cannot " + what + " '" + key + "': its connection to "
+                    + host + ":" + port + " was dropped after " + dropped);
+        }
         try {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             DataOutputStream req = new DataOutputStream(bytes);
@@ -206,14 +212,33 @@ public final class TcpStore implements Store {
         }
     }
 
+    /**
+     * One request and its answer. A request that gets no whole answer (none in time, or a broken
+     * stream) drops the connection: the server may still answer it, and that answer would be read
+     * as the next request's. Not a {@link TransportTimeoutException}, which means "key not set yet".
+     */
     private DataInputStream exchange(byte[] frame, String what, long serverWaitMs) throws IOException {
-        socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, serverWaitMs + ANSWER_SLACK_MS));
-        StoreProtocol.writeFrame(out, frame);
+        long answerMs = serverWaitMs > Long.MAX_VALUE - ANSWER_SLACK_MS ? Long.MAX_VALUE : serverWaitMs + ANSWER_SLACK_MS;
         try {
+            socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, answerMs));
+            StoreProtocol.writeFrame(out, frame);
             return new DataInputStream(new ByteArrayInputStream(StoreProtocol.readFrame(in, StoreProtocol.MAX_FRAME)));
         } catch (SocketTimeoutException e) {
-            throw new TransportTimeoutException(-1, "store at " + host + ":" + port + " did not answer "
-                    + what + " within " + (serverWaitMs + ANSWER_SLACK_MS) + " ms");
+            drop("the server did not answer " + what + " within " + answerMs + " ms");
+            throw new TransportException(-1, "store at " + host + ":" + port + " did not answer " + what + " within "
+                    + answerMs + " ms; the connection was dropped", e);
+        } catch (IOException e) {
+            drop(what + " failed: " + e);
+            throw e;
+        }
+    }
+
+    private void drop(String why) {
+        dropped = why;
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // dropping it anyway
         }
     }
 
@@ -267,30 +292,36 @@ public final class TcpStore implements Store {
                 host = env.get(ENV_MASTER_ADDR).trim();
             }
             if (env.get(ENV_MASTER_PORT) != null) {
-                port = parse(ENV_MASTER_PORT, env.get(ENV_MASTER_PORT));
+                port = (int) parse(ENV_MASTER_PORT, env.get(ENV_MASTER_PORT), 65535);
             }
             if (env.get(ENV_JOB_TOKEN) != null) {
                 token = env.get(ENV_JOB_TOKEN);
             }
             if (env.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS) != null) {
                 timeout = Duration.ofMillis(parse(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS,
-                        env.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS)));
+                        env.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS),
+                        io.rdma4j.transport.TransportConfig.MAX_TIMEOUT.toMillis()));
             }
             if (env.get(ENV_RANK) != null) {
-                hostServer = parse(ENV_RANK, env.get(ENV_RANK)) == 0;
+                hostServer = parse(ENV_RANK, env.get(ENV_RANK), Integer.MAX_VALUE) == 0;
             }
             if (env.get(ENV_STORE_SERVER) != null) {
-                hostServer = parse(ENV_STORE_SERVER, env.get(ENV_STORE_SERVER)) != 0;
+                hostServer = parse(ENV_STORE_SERVER, env.get(ENV_STORE_SERVER), Integer.MAX_VALUE) != 0;
             }
             return this;
         }
 
-        private static int parse(String name, String v) {
+        private static long parse(String name, String v, long max) {
+            long n;
             try {
-                return Integer.parseInt(v.trim());
+                n = Long.parseLong(v.trim());
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(name + "=" + v + ": not an integer");
+                n = -1;
             }
+            if (n < 0 || n > max) {
+                throw new IllegalArgumentException(name + "=" + v + ": not an integer from 0 to " + max);
+            }
+            return n;
         }
 
         public Builder address(String host) { this.host = host; return this; }

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.bootstrap;
 
+import io.rdma4j.transport.internal.Closing;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;
@@ -108,7 +109,7 @@ public final class TcpStoreServer implements AutoCloseable {
             lock.lock();
             try {
                 if (closed) {
-                    closeQuietly(s);
+                    Closing.quietly(s);
                     return;
                 }
                 clients.add(s);
@@ -118,7 +119,7 @@ public final class TcpStoreServer implements AutoCloseable {
                         LOG.log(Level.WARNING, "store server: more than " + MAX_UNAUTHENTICATED + " connections without "
                                 + "a token at once; closing the oldest (first: " + oldest.getRemoteSocketAddress() + ")");
                     }
-                    closeQuietly(oldest);
+                    Closing.quietly(oldest);
                 }
                 unauthenticated.addLast(s);
                 Thread t = Thread.ofVirtual().name("rdma4j-store-client-" + s.getRemoteSocketAddress())
@@ -332,8 +333,8 @@ public final class TcpStoreServer implements AutoCloseable {
             }
             closed = true;
             changed.signalAll();
-            closeQuietly(server);
-            clients.forEach(TcpStoreServer::closeQuietly);
+            Closing.quietly(server);
+            clients.forEach(Closing::quietly);
             toJoin = new HashSet<>(handlers);
         } finally {
             lock.unlock();
@@ -349,14 +350,6 @@ public final class TcpStoreServer implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // closing on shutdown; the socket is unusable either way
         }
     }
 

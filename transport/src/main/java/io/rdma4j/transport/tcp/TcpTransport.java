@@ -9,6 +9,7 @@ import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.Store;
+import io.rdma4j.transport.internal.Closing;
 import io.rdma4j.transport.internal.HostAddress;
 import io.rdma4j.transport.internal.RegistrationCache;
 import io.rdma4j.transport.internal.RequestCompletion;
@@ -55,7 +56,7 @@ import java.util.function.Consumer;
  */
 public final class TcpTransport implements Transport {
     private static final System.Logger LOG = System.getLogger(TcpTransport.class.getName());
-    private static final String ENDPOINT_KEY = "rdma4j/tcp/endpoint/";
+    static final String ENDPOINT_KEY = "rdma4j/tcp/endpoint/";
 
     private final TransportConfig config;
     private final Store store;
@@ -69,6 +70,8 @@ public final class TcpTransport implements Transport {
     private final TcpEndpoint endpoint;
     private final Selector selector;
     private final TcpConnection[] connections;
+    /** Per peer, the channel a thread is connecting outside the lock, or null (guarded by this). */
+    private final SocketChannel[] connecting;
     private final List<Handshake> handshakes = new ArrayList<>();
     private final List<TcpBuffer> allocated = new ArrayList<>();
     private final RegistrationCache<TcpBuffer> cache = new RegistrationCache<>(RegistrationCache.BOUNDED_ENTRIES);
@@ -85,6 +88,7 @@ public final class TcpTransport implements Transport {
         this.size = size;
         this.requests = new RequestTable(config.maxOutstandingRequests());
         this.connections = new TcpConnection[size];
+        this.connecting = new SocketChannel[size];
         this.completion = new RequestCompletion(requests, this::progress, this, rank, config::newIdleStrategy);
         config.logOnce();
         InetAddress address = HostAddress.listenAddress(config);
@@ -100,7 +104,12 @@ public final class TcpTransport implements Transport {
             throw new TransportException(-1, "rank " + rank + " cannot listen on " + address + ": " + e, e);
         }
         this.endpoint = new TcpEndpoint(address.getHostAddress(), listener.socket().getLocalPort(), secret);
-        store.set(ENDPOINT_KEY + rank, endpoint.toBytes());
+        try {
+            store.set(ENDPOINT_KEY + rank, endpoint.toBytes());
+        } catch (RuntimeException e) {
+            closeQuietly();
+            throw e;
+        }
         LOG.log(Level.DEBUG, "rank {0} of {1}: TCP transport listening on {2}:{3}", rank, size, endpoint.host(), endpoint.port());
     }
 
@@ -162,7 +171,17 @@ public final class TcpTransport implements Transport {
         }
         for (int s = 0; s < requests.capacity; s++) {
             if (requests.buffer[s] == b && requests.pending(s)) {
-                requests.fail(s, new TransportException(requests.peer[s], requests.describe(s) + " failed: its buffer was closed"));
+                int peer = requests.peer[s];
+                boolean twoSided = requests.kind[s] == RequestTable.SEND || requests.kind[s] == RequestTable.RECV;
+                String what = requests.describe(s);
+                requests.fail(s, new TransportException(peer, what + " failed: its buffer was closed"));
+                // Sends and receives pair with the peer's in the order they were issued, and the
+                // peer may hold this one's CTS or message already: none after it could pair right.
+                TcpConnection c = connections[peer];
+                if (twoSided && c != null && c.failure == null) {
+                    fail(c, new TransportException(peer, "the buffer of " + what + " was closed while it was pending, "
+                            + "so the sends and receives to and from peer " + peer + " no longer pair up"));
+                }
             }
         }
         // A payload of this buffer may be half-way through a socket; that stream cannot continue.
@@ -193,35 +212,73 @@ public final class TcpTransport implements Transport {
         return rank < peer ? connectTo(peer) : acceptFrom(peer);
     }
 
+    /**
+     * Connects to a higher rank. The blocking connect runs without this transport's lock, so that
+     * a peer whose address drops SYNs holds up nobody else; one thread connects to a peer at a
+     * time (two connections from one rank would leave the peer's accept with the wrong one), the
+     * others wait for it. Abort and close close the channel, which ends the connect at once.
+     */
     private TcpConnection connectTo(int peer) {
         TcpEndpoint remote = TcpEndpoint.fromBytes(peer, store.get(ENDPOINT_KEY + peer, config.timeout()));
         String where = remote.host() + ":" + remote.port();
+        SocketChannel ch;
         synchronized (this) {
-            state.checkOpen();
-            if (connections[peer] != null) {
-                return connections[peer]; // another thread connected meanwhile
-            }
-            SocketChannel ch = null;
-            try {
-                ch = SocketChannel.open();
-                ch.socket().connect(new InetSocketAddress(remote.host(), remote.port()),
-                        (int) Math.min(Integer.MAX_VALUE, config.timeout().toMillis()));
-                ByteBuffer hello = ByteBuffer.allocate(Frame.HEADER).order(ByteOrder.LITTLE_ENDIAN);
-                hello.putInt(Frame.HELLO).putInt(Frame.VERSION).putLong(Frame.MAGIC).putLong(rank)
-                        .putLong(remote.secretHigh()).putLong(remote.secretLow()).flip();
-                while (hello.hasRemaining()) {
-                    ch.write(hello);
+            long deadline = System.nanoTime() + config.timeoutNanos();
+            while (true) {
+                state.checkOpen();
+                if (connections[peer] != null) {
+                    return connections[peer]; // another thread connected meanwhile
                 }
-                return register(peer, ch, where);
-            } catch (IOException e) {
-                if (ch != null) {
+                if (connecting[peer] == null) {
                     try {
-                        ch.close();
-                    } catch (IOException ignored) {
-                        // connect failed anyway
+                        ch = SocketChannel.open();
+                    } catch (IOException e) {
+                        throw new TransportException(peer, "rank " + rank + " could not open a socket to peer " + peer
+                                + ": " + e, e);
                     }
+                    connecting[peer] = ch;
+                    break;
                 }
-                throw new TransportException(peer, "rank " + rank + " could not connect to peer " + peer + " at " + where + ": " + e, e);
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new TransportTimeoutException(peer, "rank " + rank + " waited " + config.timeout().toMillis()
+                            + " ms for another thread's connection to peer " + peer + " at " + where);
+                }
+                try {
+                    wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new TransportException(peer, "interrupted while waiting for the connection to peer " + peer, e);
+                }
+            }
+        }
+        try {
+            ch.socket().connect(new InetSocketAddress(remote.host(), remote.port()),
+                    (int) Math.min(Integer.MAX_VALUE, config.timeout().toMillis()));
+            ByteBuffer hello = ByteBuffer.allocate(Frame.HEADER).order(ByteOrder.LITTLE_ENDIAN);
+            hello.putInt(Frame.HELLO).putInt(Frame.VERSION).putLong(Frame.MAGIC).putLong(rank)
+                    .putLong(remote.secretHigh()).putLong(remote.secretLow()).flip();
+            while (hello.hasRemaining()) {
+                ch.write(hello);
+            }
+            synchronized (this) {
+                state.checkOpen();
+                TcpConnection c = register(peer, ch, where);
+                connecting[peer] = null;
+                return c;
+            }
+        } catch (IOException e) {
+            synchronized (this) {
+                state.checkOpen(); // an abort or close that ended the connect says so
+            }
+            throw new TransportException(peer, "rank " + rank + " could not connect to peer " + peer + " at " + where + ": " + e, e);
+        } finally {
+            synchronized (this) {
+                if (connecting[peer] == ch) { // not registered
+                    connecting[peer] = null;
+                    Closing.quietly(ch);
+                }
+                notifyAll();
             }
         }
     }
@@ -565,6 +622,11 @@ public final class TcpTransport implements Transport {
         for (TcpConnection c : connections) {
             if (c != null) {
                 fail(c, state.stopped(c.peer, cause));
+            }
+        }
+        for (SocketChannel ch : connecting) {
+            if (ch != null) {
+                Closing.quietly(ch); // its connect ends; its thread sees the state
             }
         }
         requests.failPending(-1, cause);

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.verbs;
 
+import io.rdma4j.transport.internal.Closing;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
@@ -112,7 +113,7 @@ final class Liveness implements AutoCloseable {
             LOG.log(Level.WARNING, "cannot reach the liveness listener of peer " + peer + " at " + to + " (" + e
                     + "): its death is detected only by queue pair retries");
             if (ch != null) {
-                closeQuietly(ch);
+                Closing.quietly(ch);
             }
             return null;
         }
@@ -137,19 +138,11 @@ final class Liveness implements AutoCloseable {
                     // that peer is gone too
                 }
             }
-            closeQuietly(ch);
+            Closing.quietly(ch);
         }
         accepted.clear();
         if (listener != null) {
-            closeQuietly(listener);
-        }
-    }
-
-    private static void closeQuietly(java.io.Closeable c) {
-        try {
-            c.close();
-        } catch (IOException ignored) {
-            // closing: nothing left to tell
+            Closing.quietly(listener);
         }
     }
 
@@ -194,7 +187,7 @@ final class Liveness implements AutoCloseable {
 
         @Override
         public void close() {
-            closeQuietly(channel);
+            Closing.quietly(channel);
         }
     }
 }

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -67,6 +68,19 @@ class FileStoreTest extends StoreContractTest {
             FileStore s = new FileStore(Path.of(args[0]));
             for (int i = 0; i < 200; i++) {
                 s.add("n", 1);
+            }
+        }
+    }
+
+    /** Values may be secrets (the TCP provider's endpoints): only the owner reads them. */
+    @Test
+    void aNewDirectoryAndEveryValueAreTheOwnersOnly() throws Exception {
+        Store s = client();
+        s.set("rdma4j/tcp/endpoint/0", "secret".getBytes(StandardCharsets.UTF_8));
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("store"))));
+        try (var files = Files.list(dir.resolve("store"))) {
+            for (Path f : files.filter(p -> p.getFileName().toString().startsWith("k_")).toList()) {
+                assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(f)), f.toString());
             }
         }
     }

@@ -1,10 +1,17 @@
 package io.rdma4j.transport.bootstrap;
 
+import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
 import org.junit.jupiter.api.Test;
 
+import java.io.BufferedInputStream;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -121,5 +128,63 @@ class TcpStoreTest extends StoreContractTest {
             assertThrows(java.io.IOException.class, () -> s.connect(new InetSocketAddress("127.0.0.1", port), 1000),
                     "the listening socket is closed");
         }
+    }
+
+    /**
+     * A request the server does not answer in time (a stalled rank 0) drops the connection: the
+     * late answer is never read as the next request's. The fake server answers its first request
+     * after the client's 10 s of slack, every later one at once, each with the value of its key.
+     */
+    @Test
+    void aRequestTheServerDidNotAnswerInTimeDropsTheConnection() throws Exception {
+        try (ServerSocket fake = new ServerSocket(0)) {
+            Thread server = new Thread(() -> {
+                try (Socket s = fake.accept()) {
+                    DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+                    DataOutputStream out = new DataOutputStream(s.getOutputStream());
+                    in.readFully(new byte[in.readInt()]); // hello
+                    out.writeInt(1);
+                    out.writeByte(StoreProtocol.OK);
+                    out.flush();
+                    for (int n = 0; ; n++) {
+                        DataInputStream request = new DataInputStream(new ByteArrayInputStream(in.readNBytes(in.readInt())));
+                        request.readByte();
+                        byte[] key = request.readNBytes(request.readInt());
+                        if (n == 0) {
+                            Thread.sleep(10_500);
+                        }
+                        byte[] value = ("value of " + new String(key, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8);
+                        out.writeInt(1 + 4 + value.length);
+                        out.writeByte(StoreProtocol.OK);
+                        out.writeInt(value.length);
+                        out.write(value);
+                        out.flush();
+                    }
+                } catch (Exception ended) {
+                    // the client dropped the connection
+                }
+            });
+            server.setDaemon(true);
+            server.start();
+            try (TcpStore store = TcpStore.builder().address("127.0.0.1").port(fake.getLocalPort()).token(TOKEN)
+                    .timeout(Duration.ofSeconds(5)).build()) {
+                TransportException late = assertThrows(TransportException.class, () -> store.get("a", Duration.ZERO));
+                assertFalse(late instanceof TransportTimeoutException, "not 'key not set yet': " + late);
+                assertTrue(late.getMessage().contains("did not answer"), late.getMessage());
+                Thread.sleep(1000); // the late answer arrives meanwhile
+                TransportException dropped = assertThrows(TransportException.class, () -> store.get("b", Duration.ZERO));
+                assertTrue(dropped.getMessage().contains("dropped"), dropped.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void theEnvironmentsTimeoutIsReadAsTheTransportsIs() {
+        TcpStore.builder().fromEnvironment(Map.of("RDMA4J_TIMEOUT_MS", "3000000000")); // 35 days: a long, not an int
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> TcpStore.builder().fromEnvironment(Map.of("RDMA4J_TIMEOUT_MS", "100000000000000")));
+        assertTrue(e.getMessage().contains("RDMA4J_TIMEOUT_MS"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> TcpStore.builder().fromEnvironment(Map.of("MASTER_PORT", "70000")));
+        assertTrue(e.getMessage().contains("MASTER_PORT"), e.getMessage());
     }
 }

@@ -1,16 +1,30 @@
 package io.rdma4j.transport.tcp;
 
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.bootstrap.FileStore;
+import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.testing.LocalGroup;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -38,5 +52,113 @@ class TcpTransportLifecycleTest {
         }
         long after = openDescriptors();
         assertTrue(after <= before + 2, "descriptors: " + before + " before, " + after + " after three 4-rank groups");
+    }
+
+    /** A transport whose endpoint cannot be published gives back its listener and selector. */
+    @Test
+    void aTransportThatCannotPublishItsEndpointLeavesNoSocketBehind() throws Exception {
+        assumeTrue(Files.isDirectory(Path.of("/proc/self/fd")));
+        Store down = new Store() {
+            @Override
+            public void set(String key, byte[] value) {
+                throw new TransportException(-1, "store down");
+            }
+
+            @Override
+            public byte[] get(String key, Duration timeout) {
+                throw new TransportException(-1, "store down");
+            }
+
+            @Override
+            public long add(String key, long delta) {
+                throw new TransportException(-1, "store down");
+            }
+
+            @Override
+            public boolean delete(String key) {
+                return false;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        TransportConfig config = TransportConfig.builder().tcpAddress("127.0.0.1").build();
+        assertThrows(TransportException.class, () -> new TcpTransport(config, down, 0, 2)); // classes loaded
+        long before = openDescriptors();
+        for (int i = 0; i < 10; i++) {
+            assertThrows(TransportException.class, () -> new TcpTransport(config, down, 0, 2));
+        }
+        long after = openDescriptors();
+        assertTrue(after <= before + 2, "descriptors: " + before + " before, " + after + " after 10 failed transports");
+    }
+
+    /**
+     * A send whose buffer is closed while it waits for its CTS fails its connection (the peer may
+     * hold its CTS already, so later sends and receives could no longer pair up), and the next
+     * calls on the connection fail at once instead of matching against a request that is gone.
+     */
+    @Test
+    void closingTheBufferOfAPendingSendFailsItsConnection() throws Exception {
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.connectAll(Duration.ofSeconds(20));
+            Transport t = g.transport(0);
+            Connection c = t.connection(1);
+            RegisteredBuffer big = t.allocate(1 << 20);
+            long pending = c.isend(big, 0, 1 << 20, 1); // a rendezvous: queued until rank 1 posts a receive
+            big.close();
+            TransportException gone = assertThrows(TransportException.class, () -> t.test(pending));
+            assertTrue(gone.getMessage().contains("buffer was closed"), gone.getMessage());
+            try (RegisteredBuffer small = t.allocate(64)) {
+                for (int tag = 2; tag <= 3; tag++) {
+                    int k = tag;
+                    TransportException e = assertThrows(TransportException.class, () -> t.test(c.isend(small, 0, 8, k)));
+                    assertTrue(e.getMessage().contains("no longer pair up"), e.getMessage());
+                }
+            }
+        }
+    }
+
+    /**
+     * A connect that hangs (a peer address whose accept queue is full drops the SYNs) does not
+     * hold the transport's lock: abort returns at once and ends the connect.
+     */
+    @Test
+    void aHangingConnectDoesNotHoldUpAbort() throws Exception {
+        try (ServerSocket full = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            List<Socket> queued = new ArrayList<>();
+            try {
+                for (int i = 0; i < 8; i++) { // fill the accept queue: later SYNs are dropped
+                    Socket s = new Socket();
+                    try {
+                        s.connect(full.getLocalSocketAddress(), 200);
+                        queued.add(s);
+                    } catch (IOException dropped) {
+                        s.close();
+                        break;
+                    }
+                }
+                FileStore store = new FileStore(Files.createTempDirectory("rdma4j-hanging-connect"));
+                store.set(TcpTransport.ENDPOINT_KEY + 1, new TcpEndpoint("127.0.0.1", full.getLocalPort(),
+                        new byte[16]).toBytes());
+                TransportConfig config = TransportConfig.builder().tcpAddress("127.0.0.1")
+                        .timeout(Duration.ofSeconds(20)).build();
+                try (TcpTransport t = new TcpTransport(config, store, 0, 2)) {
+                    CompletableFuture<Connection> connecting = CompletableFuture.supplyAsync(() -> t.connection(1));
+                    Thread.sleep(300);
+                    assertTrue(!connecting.isDone(), "the connect should hang: " + connecting);
+                    long start = System.nanoTime();
+                    t.abort(new RuntimeException("test"));
+                    assertTrue(System.nanoTime() - start < Duration.ofSeconds(2).toNanos(), "abort waited for the connect");
+                    ExecutionException failed = assertThrows(ExecutionException.class, () -> connecting.get(2, TimeUnit.SECONDS),
+                            "the connect ends with the abort");
+                    assertTrue(failed.getCause() instanceof TransportException, failed.getCause().toString());
+                }
+            } finally {
+                for (Socket s : queued) {
+                    s.close();
+                }
+            }
+        }
     }
 }
