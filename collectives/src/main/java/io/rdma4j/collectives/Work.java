@@ -52,17 +52,25 @@ public final class Work {
         return seq;
     }
 
-    /** The call ran: {@code failure} is null if it succeeded. Wakes the waiter. */
+    /**
+     * The call ran: {@code failure} is null if it succeeded. Wakes the waiter. DONE and the
+     * future are published and read under this handle's lock, which a waiter takes to recycle
+     * it: once DONE is visible the handle may be issued again, and a future asked for then is the
+     * next call's, which this completion must not complete.
+     */
     void complete(Throwable failure) {
         this.failure = failure;
-        state = DONE;
+        CompletableFuture<Void> f;
+        synchronized (this) {
+            state = DONE;
+            f = future;
+        }
         Thread w = waiter;
         if (w != null) {
             LockSupport.unpark(w);
         }
-        CompletableFuture<Void> f = future;
         if (f != null) {
-            completeFuture(f);
+            completeFuture(f, failure);
         }
     }
 
@@ -71,24 +79,23 @@ public final class Work {
      * convenience that allocates; the handle is not reused afterwards.
      */
     public CompletableFuture<Void> future() {
-        CompletableFuture<Void> f = future;
-        if (f == null) {
-            synchronized (this) {
-                f = future;
-                if (f == null) {
-                    f = new CompletableFuture<>();
-                    future = f;
-                }
+        CompletableFuture<Void> f;
+        boolean done;
+        synchronized (this) {
+            f = future;
+            if (f == null) {
+                f = new CompletableFuture<>();
+                future = f;
             }
+            done = state == DONE;
         }
-        if (state == DONE) {
-            completeFuture(f);
+        if (done) {
+            completeFuture(f, failure);
         }
         return f;
     }
 
-    private void completeFuture(CompletableFuture<Void> f) {
-        Throwable t = failure;
+    private static void completeFuture(CompletableFuture<Void> f, Throwable t) {
         if (t == null) {
             f.complete(null);
         } else {
@@ -174,9 +181,15 @@ public final class Work {
             idles++;
         }
         Throwable t = failure;
-        if (future == null) {
-            state = FREE;
-            failure = null;
+        boolean reusable;
+        synchronized (this) { // after complete() read the future: see there
+            reusable = future == null;
+            if (reusable) {
+                state = FREE;
+                failure = null;
+            }
+        }
+        if (reusable) {
             owner.recycle(this);
         }
         if (t != null) {
