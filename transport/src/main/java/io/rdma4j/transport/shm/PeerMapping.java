@@ -18,6 +18,7 @@ final class PeerMapping implements AutoCloseable {
     private final MappedFile control;
     private final ShmFiles files;
     private final ProcessHandle process;
+    private final ProcessState processState;
     private MappedFile[] slabs = new MappedFile[4];
     private String[] slabNames = new String[4];
 
@@ -27,13 +28,14 @@ final class PeerMapping implements AutoCloseable {
         this.layout = layout;
         this.files = files;
         this.process = process;
+        this.processState = new ProcessState(process);
         this.regions = new RegionTable(control.segment(), layout);
     }
 
     /** Maps the control file of {@code info}'s rank, checking it is a live rank of this group. */
     static PeerMapping open(PeerInfo info, int groupSize) throws IOException {
         Optional<ProcessHandle> process = ProcessHandle.of(info.pid());
-        if (process.isEmpty() || !process.get().isAlive()) {
+        if (process.isEmpty() || ProcessState.exited(process.get())) {
             throw new IOException("process " + info.pid() + " is not running");
         }
         ShmFiles files = new ShmFiles(Path.of(info.dir()), info.prefix());
@@ -75,7 +77,7 @@ final class PeerMapping implements AutoCloseable {
     }
 
     boolean alive() {
-        return process.isAlive();
+        return !processState.exited();
     }
 
     long state() {
@@ -96,5 +98,6 @@ final class PeerMapping implements AutoCloseable {
             }
         }
         control.close();
+        processState.close();
     }
 }

@@ -18,6 +18,8 @@ final class RequestTable extends RequestSlots {
     // Write/read: the peer's mapped slab and the offset in it; whether the data was copied yet.
     final MemorySegment[] remote;
     final long[] remoteAddress;
+    /** Write/read: the peer's region key, resolved again just before the copy (the peer may have freed it since). */
+    final long[] remoteKey;
     final boolean[] placed;
     final long[] immediate;
     final int[] next;
@@ -34,6 +36,7 @@ final class RequestTable extends RequestSlots {
         segmentOffset = new long[capacity];
         remote = new MemorySegment[capacity];
         remoteAddress = new long[capacity];
+        remoteKey = new long[capacity];
         placed = new boolean[capacity];
         immediate = new long[capacity];
         next = new int[capacity];

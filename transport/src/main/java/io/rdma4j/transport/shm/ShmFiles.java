@@ -82,11 +82,15 @@ final class ShmFiles {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "rdma4j-*")) {
             for (Path f : files) {
                 Matcher m = OWNED.matcher(f.getFileName().toString());
-                if (m.matches() && isStale(f, Long.parseLong(m.group(1))) && MappedFile.deleteQuietly(f)) {
-                    deleted++;
+                try {
+                    if (m.matches() && isStale(f, Long.parseLong(m.group(1))) && MappedFile.deleteQuietly(f)) {
+                        deleted++;
+                    }
+                } catch (IOException | NumberFormatException e) {
+                    // this file only (e.g. deleted by its owner since the listing): the others are still looked at
                 }
             }
-        } catch (IOException | NumberFormatException e) {
+        } catch (IOException | java.nio.file.DirectoryIteratorException e) {
             // Best effort: an unreadable directory fails loudly later, when our own file is created.
         }
         return deleted;
@@ -94,7 +98,7 @@ final class ShmFiles {
 
     private static boolean isStale(Path file, long pid) throws IOException {
         Optional<ProcessHandle> process = ProcessHandle.of(pid);
-        if (process.isEmpty() || !process.get().isAlive()) {
+        if (process.isEmpty() || ProcessState.exited(process.get())) {
             return true;
         }
         Optional<Instant> started = process.get().info().startInstant();

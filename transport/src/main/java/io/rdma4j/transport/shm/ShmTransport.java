@@ -335,10 +335,33 @@ public final class ShmTransport implements Transport {
         return r;
     }
 
+    /**
+     * Frees an allocated buffer. A pending request on its memory fails its connection first: the
+     * bytes go back to the heap, and a later buffer there would otherwise receive (or send) that
+     * request's data; and a send or receive pairs with the peer's by order, so none after it on
+     * that connection could pair right.
+     */
     void free(ShmBuffer buffer) {
-        if (!closed) {
-            heap.free(buffer);
+        if (closed) {
+            return;
         }
+        long from = buffer.segment().address();
+        long to = from + buffer.segment().byteSize();
+        for (int s = 0; s < requests.capacity; s++) {
+            MemorySegment m = requests.segment[s];
+            if (requests.pending(s) && m != null && m.address() < to && from < m.address() + m.byteSize()) {
+                ShmConnection c = connections[requests.peer[s]];
+                String why = "the buffer of " + requests.describe(s) + " was closed while it was pending, so its "
+                        + "memory may be reused and the sends and receives to and from peer " + requests.peer[s]
+                        + " no longer pair up";
+                if (c != null) {
+                    c.fail(why, null);
+                } else {
+                    requests.fail(s, new TransportException(requests.peer[s], why));
+                }
+            }
+        }
+        heap.free(buffer);
     }
 
     // ---------------------------------------------------------------- internals

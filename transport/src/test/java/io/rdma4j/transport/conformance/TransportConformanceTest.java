@@ -579,6 +579,51 @@ public abstract class TransportConformanceTest {
         }
     }
 
+    /**
+     * Closing an allocated buffer under a pending send fails its connection: the peer may hold
+     * that send's CTS already, so no later send or receive of the connection could pair right.
+     */
+    @Test
+    void closingTheBufferOfAPendingSendFailsItsConnection() throws Exception {
+        Transport t = group.transport(0);
+        group.connectAll(RUN);
+        Connection c = t.connection(1);
+        RegisteredBuffer big = t.allocate(1 << 20);
+        long pending = c.isend(big, 0, 1 << 20, 1); // no receive is posted: it waits
+        big.close();
+        assertThrows(TransportException.class, () -> t.await(pending, WAIT));
+        try (RegisteredBuffer small = t.allocate(64)) {
+            for (int tag = 2; tag <= 3; tag++) {
+                int k = tag;
+                TransportException e = assertThrows(TransportException.class, () -> t.await(c.isend(small, 0, 8, k), WAIT));
+                assertTrue(e.getMessage().contains("no longer pair up"), e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * A receive whose buffer was closed while it was pending fails, and its message never lands
+     * in the memory that a later allocation took.
+     */
+    @Test
+    void aReceiveWhoseBufferWasClosedNeverWritesTheMemoryThatReusedIt() throws Exception {
+        group.connectAll(RUN);
+        Transport receiver = group.transport(1);
+        RegisteredBuffer old = receiver.allocate(64);
+        long pending = receiver.connection(0).irecv(old, 0, 64, 5);
+        old.close();
+        try (RegisteredBuffer reused = receiver.allocate(64);
+             RegisteredBuffer source = group.transport(0).allocate(16)) {
+            reused.segment().fill((byte) 0x11);
+            source.segment().fill((byte) 0x77);
+            group.transport(0).connection(1).isend(source, 0, 16, 5); // its outcome depends on the provider
+            assertThrows(TransportException.class, () -> receiver.await(pending, WAIT));
+            for (long i = 0; i < 64; i++) {
+                assertEquals((byte) 0x11, reused.segment().get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the reused memory");
+            }
+        }
+    }
+
     @Test
     void closeIsIdempotentAndFailsLaterUse() {
         Transport t = group.transport(0);

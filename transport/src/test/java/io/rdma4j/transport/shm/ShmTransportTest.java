@@ -751,6 +751,46 @@ class ShmTransportTest {
 
     // ---------------------------------------------------------------- helpers
 
+    /**
+     * A write queued behind one whose immediate found the peer's ring full is copied only later:
+     * if the peer freed the target meanwhile and a new buffer took its memory, the write fails
+     * instead of landing there.
+     */
+    @Test
+    void aQueuedWriteToARegionFreedMeanwhileFailsAndLeavesItsMemoryAlone() {
+        int n = ShmTransport.IMMEDIATE_RING;
+        ShmTransport a = new ShmTransport(group.config().toBuilder().maxOutstandingRequests(2 * n + 8).build(),
+                group.store, 0, 2);
+        ShmTransport b = group.transport(1, 2);
+        try {
+            Connection ab = a.connection(1);
+            Connection ba = b.connection(0);
+            RegisteredBuffer window = b.allocate(8);
+            RegisteredBuffer target = b.allocate(4096);
+            RegisteredBuffer src = a.allocate(4096);
+            src.segment().fill((byte) 0x77);
+            for (int i = 0; i <= n; i++) {
+                ab.write(src, 0, window.remote(), 0, 8, i); // the last finds the immediate ring full
+            }
+            long w = ab.write(src, 0, target.remote(), 0, 4096, Connection.NO_IMMEDIATE);
+            assertEquals(Transport.PENDING, a.test(w), "queued behind the full immediate ring");
+            long freed = target.remote().address();
+            target.close();
+            RegisteredBuffer successor = b.allocate(4096);
+            assertEquals(freed, successor.remote().address(), "the heap hands the freed memory out again");
+            successor.segment().fill((byte) 0x11);
+            waitImmediate(ba); // room in the ring: the queued writes go on
+            TransportException e = assertThrows(TransportException.class, () -> a.await(w, TIMEOUT_NANOS));
+            assertTrue(e.getMessage().contains("closed the remote buffer"), e.getMessage());
+            for (long i = 0; i < 4096; i++) {
+                assertEquals((byte) 0x11, successor.segment().get(ValueLayout.JAVA_BYTE, i), "byte " + i);
+            }
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
+
     static long waitImmediate(Connection c) {
         long deadline = System.nanoTime() + TIMEOUT_NANOS;
         while (true) {

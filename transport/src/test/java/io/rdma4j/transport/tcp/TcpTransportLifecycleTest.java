@@ -94,32 +94,6 @@ class TcpTransportLifecycleTest {
     }
 
     /**
-     * A send whose buffer is closed while it waits for its CTS fails its connection (the peer may
-     * hold its CTS already, so later sends and receives could no longer pair up), and the next
-     * calls on the connection fail at once instead of matching against a request that is gone.
-     */
-    @Test
-    void closingTheBufferOfAPendingSendFailsItsConnection() throws Exception {
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.connectAll(Duration.ofSeconds(20));
-            Transport t = g.transport(0);
-            Connection c = t.connection(1);
-            RegisteredBuffer big = t.allocate(1 << 20);
-            long pending = c.isend(big, 0, 1 << 20, 1); // a rendezvous: queued until rank 1 posts a receive
-            big.close();
-            TransportException gone = assertThrows(TransportException.class, () -> t.test(pending));
-            assertTrue(gone.getMessage().contains("buffer was closed"), gone.getMessage());
-            try (RegisteredBuffer small = t.allocate(64)) {
-                for (int tag = 2; tag <= 3; tag++) {
-                    int k = tag;
-                    TransportException e = assertThrows(TransportException.class, () -> t.test(c.isend(small, 0, 8, k)));
-                    assertTrue(e.getMessage().contains("no longer pair up"), e.getMessage());
-                }
-            }
-        }
-    }
-
-    /**
      * A connect that hangs (a peer address whose accept queue is full drops the SYNs) does not
      * hold the transport's lock: abort returns at once and ends the connect.
      */
