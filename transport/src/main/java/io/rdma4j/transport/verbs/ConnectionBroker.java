@@ -110,7 +110,16 @@ final class ConnectionBroker {
         int work = 0;
         while (inboxSeen < asked) {
             long entry = inboxSeen + 1;
-            int from = ByteBuffer.wrap(store.get(inbox(rank) + "/" + entry, INBOX_ENTRY_WAIT)).getInt();
+            int from;
+            try {
+                from = ByteBuffer.wrap(store.get(inbox(rank) + "/" + entry, INBOX_ENTRY_WAIT)).getInt();
+            } catch (TransportTimeoutException neverSet) {
+                // its knocker took the number and died (or its store set failed) before naming itself:
+                // skipped, so that it holds up neither this connect nor later ones; a live knocker's
+                // own deadline covers it
+                LOG.log(Level.WARNING, "rank " + rank + ": connection request #" + entry + " was never filled in; skipped");
+                from = -1;
+            }
             inboxSeen = entry;
             if (from >= 0 && from < building.length && from != rank && building[from] == null
                     && transport.established(from) == null) {
@@ -142,8 +151,13 @@ final class ConnectionBroker {
                     }
                 }
                 if (stage[p] == CONNECTED && peek(key(p, rank, "ready")) != null) {
+                    try {
+                        transport.promote(c);
+                    } catch (RuntimeException closedMeanwhile) { // aborted or closed: nothing else releases c
+                        abandon(p, closedMeanwhile);
+                        throw closedMeanwhile;
+                    }
                     building[p] = null;
-                    transport.promote(c);
                     work++;
                 } else if (building[p] != null && System.nanoTime() - deadline[p] > 0) {
                     abandon(p, new TransportTimeoutException(p, "peer " + p + " did not complete the connection to rank " + rank));

@@ -49,12 +49,12 @@ final class SendQueue implements AutoCloseable {
     private long signalled;
     private long inlined;
 
-    SendQueue(int index, QueuePair qp, int batchSize, int signalInterval) {
+    /** @param maxDepth the most work requests outstanding at once ({@link VerbsConnection#sendDepth}) */
+    SendQueue(int index, QueuePair qp, int maxDepth, int batchSize, int signalInterval) {
         this.index = index;
         this.qp = qp;
-        int granted = qp.capabilities().maxSendWr();
-        this.depth = granted - 1;
-        this.marks = new int[granted];
+        this.depth = Math.min(qp.capabilities().maxSendWr() - 1, maxDepth);
+        this.marks = new int[depth + 1];
         java.util.Arrays.fill(marks, -1);
         this.signalInterval = signalInterval;
         this.inlineMax = qp.capabilities().maxInlineData();

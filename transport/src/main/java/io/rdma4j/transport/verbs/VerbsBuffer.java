@@ -14,6 +14,8 @@ import java.lang.foreign.MemorySegment;
 final class VerbsBuffer implements RegisteredBuffer {
     final VerbsTransport owner;
     private final MemorySegment segment;
+    /** {@link #segment} without its scope, for {@link #forCopy()}. */
+    private final MemorySegment unscoped;
     final int lkey;
     final int rkey;
     /** The pool block this buffer is, null for a registration of caller memory. */
@@ -30,6 +32,7 @@ final class VerbsBuffer implements RegisteredBuffer {
         this.owner = owner;
         this.ownRegion = ownRegion;
         this.segment = segment;
+        this.unscoped = unscoped(segment);
         this.lkey = lkey;
         this.rkey = rkey;
         this.block = block;
@@ -39,6 +42,22 @@ final class VerbsBuffer implements RegisteredBuffer {
 
     long address() {
         return segment.address();
+    }
+
+    @SuppressWarnings("restricted") // the same memory, valid while the registration is (as for the NIC)
+    private static MemorySegment unscoped(MemorySegment segment) {
+        return MemorySegment.ofAddress(segment.address()).reinterpret(segment.byteSize());
+    }
+
+    /**
+     * The memory for the provider's own copies of eager messages, which whichever thread drives
+     * progress makes (the progress thread, another thread's await): the caller's segment where
+     * this thread may access it; where it may not (memory of a confined arena) but is alive, the
+     * same memory without its scope, as the NIC writes it from no thread at all. A closed arena's
+     * segment stays, to fail the copy.
+     */
+    MemorySegment forCopy() {
+        return segment.isAccessibleBy(Thread.currentThread()) || !segment.scope().isAlive() ? segment : unscoped;
     }
 
     @Override

@@ -235,11 +235,12 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             createdCq = device.context.createCompletionQueue(cqEntries);
             createdRecvs = new RecvWorkRequests(RECV_DEPTH, 1);
             createdWcs = new WorkCompletions(32);
+            int sendDepth = sendDepth(sqDepth, createdCq.capacity(), qps, rqDepth);
             int[] qpns = new int[qps];
             for (int q = 0; q < qps; q++) {
                 QueuePair qp = createQp(device, createdCq, sqDepth, rqDepth, peer);
                 qp.init(device.rc);
-                sends[q] = new SendQueue(q, qp, transport.config.batchSize(), transport.config.signalInterval());
+                sends[q] = new SendQueue(q, qp, sendDepth, transport.config.batchSize(), transport.config.signalInterval());
                 qpns[q] = qp.qpNumber();
                 psns[q] = RANDOM.nextInt(1 << 24);
             }
@@ -266,6 +267,21 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             alsoFailed.addSuppressedTo(e);
             throw e;
         }
+    }
+
+    /**
+     * The work requests a send queue may hold: what was asked for (a provider may grant more:
+     * rxe gives 511 for 256) and what the shared CQ has room for, since every signalled send and
+     * every posted receive of the connection's queue pairs may hold a completion at once; less
+     * one, kept for the drain marker.
+     */
+    static int sendDepth(int requested, int cqCapacity, int qps, int receiveDepth) {
+        int depth = Math.min(requested, cqCapacity / qps - receiveDepth - 1) - 1;
+        if (depth < 1) {
+            throw new TransportException(-1, "a completion queue of " + cqCapacity + " entries leaves no room for sends on "
+                    + qps + " queue pairs of " + receiveDepth + " receives each");
+        }
+        return depth;
     }
 
     /**
@@ -297,6 +313,11 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
 
     ConnectionDescriptor descriptor() {
         return local;
+    }
+
+    /** For tests: the entries of the connection's completion queue. */
+    int completionQueueCapacity() {
+        return cq.capacity();
     }
 
     /** RTR and RTS towards the peer's published endpoint; {@code watch} (may be null) then tells when the peer is gone. */
@@ -819,7 +840,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         long staged = layout.eagerSlot(layout.eagerOut, k);
         long length = requests.length[s];
         EagerHeader.write(control, staged, requests.tag[s], length);
-        MemorySegment.copy(requests.buffer[s].segment(), requests.offset[s], control, staged + EagerHeader.BYTES, length);
+        MemorySegment.copy(requests.buffer[s].forCopy(), requests.offset[s], control, staged + EagerHeader.BYTES, length);
         // With a receive's CTS queued, the header is complete now: it carries that CTS, and the
         // message goes inline if it fits (the provider copies its bytes at the add: on a NIC no
         // DMA read of the slot before the packet leaves). Without one it stays open, not inline,
@@ -904,7 +925,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         if (length > requests.length[s]) {
             failTooSmall(s, length);
         } else {
-            MemorySegment.copy(control, at + EagerHeader.BYTES, requests.buffer[s].segment(), requests.offset[s], length);
+            MemorySegment.copy(control, at + EagerHeader.BYTES, requests.buffer[s].forCopy(), requests.offset[s], length);
             requests.complete(s, length);
         }
         eagerSlotDone[(int) (index % EAGER_SLOTS)] = true;

@@ -112,6 +112,9 @@ public final class VerbsTransport implements Transport {
     private int firstLost = -1;
     private long evictions;
     private final Predicate<VerbsBuffer> releaseIfFreed = this::releaseIfFreed;
+    /** Registrations replaced in the cache while a pending request used them (guarded by this). */
+    private final List<VerbsBuffer> retired = new ArrayList<>();
+    private final Predicate<VerbsBuffer> releaseIfIdle = this::releaseIfIdle;
     private final Set<VerbsBuffer> allocated = new LinkedHashSet<>();
     private final Object connectLock = new Object();
     private final ConnectionBroker broker;
@@ -133,19 +136,24 @@ public final class VerbsTransport implements Transport {
         this.completion = new RequestCompletion(requests, this::progressOnce, this, rank, config::newIdleStrategy);
         config.logOnce();
         this.device = VerbsDevice.open(config);
+        this.mailboxArena = Arena.ofShared();
+        MemoryRegion registered = null;
+        BufferPool created = null;
         try {
-            this.mailboxArena = Arena.ofShared();
             this.outboxOffset = 8L * requests.capacity;
             this.mailboxes = mailboxArena.allocate(2 * outboxOffset, 64);
-            this.mailboxMr = device.pd.register(mailboxes, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-            this.pool = new BufferPool(device.pd, config.hugePages(), "verbs transport of rank " + rank);
+            this.mailboxMr = registered = device.pd.register(mailboxes, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            this.pool = created = new BufferPool(device.pd, config.hugePages(), "verbs transport of rank " + rank);
+            this.liveness = Liveness.listen(device.livenessAddress(config), size);
         } catch (RuntimeException e) {
-            device.close();
+            // children first: a device whose objects are still open is not released
+            Teardown alsoFailed = new Teardown();
+            alsoFailed.close(created, registered, mailboxArena::close, device);
+            alsoFailed.addSuppressedTo(e);
             throw e instanceof TransportException ? e
                     : new TransportException(-1, "rank " + rank + ": verbs transport set-up on " + device.describe()
                     + " failed: " + e.getMessage(), e);
         }
-        this.liveness = Liveness.listen(device.livenessAddress(config), size);
         if (config.progressThread()) {
             progressThread = new ProgressThread("rdma4j-verbs-progress-rank-" + rank, this::progressOnce,
                     e -> abort(new TransportException(-1, "the verbs progress thread of rank " + rank + " failed: " + e, e)),
@@ -214,6 +222,7 @@ public final class VerbsTransport implements Transport {
         long now = ++registrationClock;
         if ((now & (SWEEP_INTERVAL - 1)) == 0) {
             cache.removeIf(releaseIfFreed);
+            retired.removeIf(releaseIfIdle);
         }
         VerbsBuffer cached = cache.get(address, bytes);
         if (cached != null) {
@@ -222,8 +231,14 @@ public final class VerbsTransport implements Transport {
                 return cached;
             }
             // The memory it pinned was freed and this address reused: that registration is stale
-            // (the new one below replaces its cache entry).
-            closeRegistration(cached);
+            // (the new one below replaces its cache entry). A pending request may still use it
+            // (e.g. MemorySegment.ofBuffer gives every view of one buffer a scope of its own):
+            // then it is deregistered once that request is over.
+            if (inFlight(cached)) {
+                retired.add(cached);
+            } else {
+                closeRegistration(cached);
+            }
         }
         VerbsBuffer b;
         BufferPool.Region region = bytes == 0 ? null : pool.regionContaining(address, bytes);
@@ -233,6 +248,7 @@ public final class VerbsTransport implements Transport {
             b = new VerbsBuffer(this, segment, region.mr.lkey(), region.mr.rkey(), null, null);
         } else {
             cache.removeIf(releaseIfFreed);
+            retired.removeIf(releaseIfIdle);
             makeRoomFor(address, bytes);
             MemoryRegion mr;
             try {
@@ -259,6 +275,15 @@ public final class VerbsTransport implements Transport {
      */
     private boolean releaseIfFreed(VerbsBuffer b) {
         if (b.segment().scope().isAlive() || inFlight(b)) {
+            return false;
+        }
+        closeRegistration(b);
+        return true;
+    }
+
+    /** The sweep of {@link #retired}: deregisters {@code b} once no pending request uses it. */
+    private boolean releaseIfIdle(VerbsBuffer b) {
+        if (inFlight(b)) {
             return false;
         }
         closeRegistration(b);
@@ -385,6 +410,11 @@ public final class VerbsTransport implements Transport {
                 VerbsConnection c = connections[peer];
                 if (requests.exposed[s] && c != null) {
                     release(c, new TransportException(peer, "a buffer in transfer to or from peer " + peer + " was closed"));
+                } else if (c != null && (requests.kind[s] == RequestTable.SEND || requests.kind[s] == RequestTable.RECV)) {
+                    // sends and receives pair with the peer's in the order they were issued, and the
+                    // peer may hold this one's CTS or message already: none after it could pair right
+                    release(c, new TransportException(peer, "the buffer of " + requests.describe(s) + " was closed while "
+                            + "it was pending, so the sends and receives to and from peer " + peer + " no longer pair up"));
                 } else {
                     requests.fail(s, new TransportException(peer, requests.describe(s) + " failed: its buffer was closed"));
                 }

@@ -414,4 +414,19 @@ class VerbsProtocolTest {
         assertEquals(-1, t.slot(id), "but the old id does not match it");
         assertThrows(IllegalArgumentException.class, () -> new RequestTable(Immediate.MAX_SLOTS + 1));
     }
+
+    /** A send queue holds no more than was asked for, nor than the CQ it shares with the receives has room for. */
+    @Test
+    void sendQueuesStayWithinTheCompletionQueue() {
+        int receives = VerbsConnection.RECV_DEPTH + 1;
+        assertEquals(255, VerbsConnection.sendDepth(256, 511, 1, receives), "rxe: 511 entries for 387 asked");
+        for (int qps = 1; qps <= 4; qps++) {
+            for (int cq : new int[] {qps * (256 + receives + 2), 4096, 500 * qps}) {
+                int depth = VerbsConnection.sendDepth(256, cq, qps, receives);
+                assertTrue(depth <= 255, "asked for 256 less the drain marker: " + depth);
+                assertTrue(qps * (depth + 1 + receives) <= cq, qps + " QPs, CQ of " + cq + ": depth " + depth);
+            }
+        }
+        assertThrows(TransportException.class, () -> VerbsConnection.sendDepth(256, 100, 1, receives));
+    }
 }

@@ -30,6 +30,7 @@ import java.util.function.UnaryOperator;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -571,6 +572,82 @@ class VerbsTransportSoftRoceTest {
                         assertEquals(Connection.NO_IMMEDIATE, c.pollImmediate());
                     }
                 }
+            });
+        }
+    }
+
+    /**
+     * With the progress thread taking completions, an eager message lands in memory of the
+     * receiver's confined arena (the usual FFM idiom), which the progress thread itself may not
+     * access: the provider copies through the same memory without the arena's scope.
+     */
+    @Test
+    void theProgressThreadDeliversIntoMemoryOfAConfinedArena() throws Exception {
+        try (LocalGroup g = group(b -> b.progressThread(true))) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment memory = arena.allocate(64);
+                    RegisteredBuffer b = t.register(memory);
+                    if (rank == 0) {
+                        memory.set(ValueLayout.JAVA_LONG, 0, 0x1122334455667788L);
+                        assertEquals(8, t.await(c.isend(b, 0, 8, 3), WAIT));
+                    } else {
+                        long r = c.irecv(b, 0, 64, 3);
+                        Thread.sleep(500); // the progress thread takes the completion meanwhile
+                        assertEquals(8, t.await(r, WAIT));
+                        assertEquals(0x1122334455667788L, memory.get(ValueLayout.JAVA_LONG, 0));
+                    }
+                }
+            });
+        }
+    }
+
+    /**
+     * Memory registered again under another scope (e.g. a new MemorySegment.ofBuffer view) while a
+     * send from the first registration waits for its CTS: the first stays registered until the
+     * send is over, and the send delivers its bytes.
+     */
+    @Test
+    void aRegistrationReplacedWhileASendUsesItStaysUntilTheSendIsOver() throws Exception {
+        int bytes = 1 << 20;
+        try (LocalGroup g = group(b -> b)) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                if (rank == 0) {
+                    try (Arena first = Arena.ofShared(); Arena second = Arena.ofShared()) {
+                        MemorySegment memory = first.allocate(bytes, 64);
+                        fill(memory, 0, bytes, 5);
+                        RegisteredBuffer old = t.register(memory);
+                        long send = c.isend(old, 0, bytes, 9); // a rendezvous: it waits for rank 1's receive
+                        RegisteredBuffer replacement = t.register(memory.reinterpret(second, null));
+                        assertNotSame(old, replacement);
+                        store.set("registered again", new byte[] {1});
+                        assertEquals(bytes, t.await(send, WAIT));
+                    }
+                } else {
+                    store.get("registered again", Duration.ofSeconds(60));
+                    try (RegisteredBuffer b = t.allocate(bytes)) {
+                        assertEquals(bytes, t.await(c.irecv(b, 0, bytes, 9), WAIT));
+                        check(b.segment(), 0, bytes, 5);
+                    }
+                }
+            });
+        }
+    }
+
+    /** Every connection's send queues and receives fit its completion queue, whatever the device granted. */
+    @Test
+    void sendsAndReceivesFitTheCompletionQueue() throws Exception {
+        try (LocalGroup g = group(b -> b.ibQpsPerConnection(4))) {
+            g.run(RUN, (rank, t, store) -> {
+                VerbsConnection c = connection(t, 1 - rank);
+                int room = 0;
+                for (SendQueue q : c.sends) {
+                    room += q.depth() + 1 + VerbsConnection.RECV_DEPTH + 1;
+                }
+                assertTrue(room <= c.completionQueueCapacity(), room + " completions could be due, CQ of "
+                        + c.completionQueueCapacity());
             });
         }
     }
