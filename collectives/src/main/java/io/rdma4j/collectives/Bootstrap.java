@@ -24,6 +24,8 @@ final class Bootstrap {
     /** Per rank: how many worlds it built on the store, the generation of its newest one. */
     private static final String GENERATION_KEY = "rdma4j/comm/generation/";
     private static final String HOST_KEY = "rdma4j/comm/host/";
+    /** Where the transports a world creates keep their keys: under its generation. */
+    private static final String WORLD_KEY = "rdma4j/world/";
     private static final String PIPELINE_KEY = "rdma4j/comm/pipeline/";
     private static final System.Logger LOG = System.getLogger(Bootstrap.class.getName());
     private static final Duration HOST_EXCHANGE_TIMEOUT = Duration.ofMinutes(2);
@@ -59,20 +61,21 @@ final class Bootstrap {
         CollectiveOptions opts = b.options != null ? b.options : CollectiveOptions.fromEnvironment(System.getenv());
         TransportConfig tc = b.transportConfig != null ? b.transportConfig : TransportConfig.fromEnvironment();
         boolean ownsTransport = b.transport == null;
-        Transport t = ownsTransport ? Transports.create(tc, store, rank, size) : b.transport;
+        // the n-th world of every rank on this store: what an earlier world left there (its
+        // hosts, its faults, its transports' endpoints) is not read as this one's
+        long generation = store == null ? 0 : store.add(GENERATION_KEY + rank, 1);
+        Store worldStore = store == null ? null : store.scoped(WORLD_KEY + generation + "/");
+        Transport t = ownsTransport ? Transports.create(tc, worldStore, rank, size) : b.transport;
         Transport local = b.localTransport;
         boolean ownsLocal = false;
         try {
-            // the n-th world of every rank on this store: what an earlier world left there (its
-            // hosts, its faults) is not read as this one's
-            long generation = store == null ? 0 : store.add(GENERATION_KEY + rank, 1);
             Topology topo = store == null ? Topology.singleHost(size)
                     : exchangeHosts(store, generation, rank, size, b.hostId != null ? b.hostId : defaultHostId());
             boolean multiHost = topo.hosts() > 1 && topo.uniform() && topo.localSize(rank) > 1;
             if (local == null && b.autoLocal && multiHost && store != null
                     && !"shm".equals(t.provider())) {
                 local = Transports.create(tc.toBuilder().provider(TransportConfig.Provider.SHM).build(),
-                        store.scoped("rdma4j/local/" + topo.hostOf(rank)), topo.localRank(rank), topo.localSize(rank));
+                        worldStore.scoped("rdma4j/local/" + topo.hostOf(rank)), topo.localRank(rank), topo.localSize(rank));
                 ownsLocal = true;
             }
             Hierarchy h = multiHost && local != null ? Hierarchy.of(t, local, topo, rank) : null;

@@ -141,4 +141,30 @@ class CollectivesVerbsSoftRoceTest {
         assertTrue(reused[0] > 0, "no address was reused, so stale keys were not put to the test");
         assertEquals(pinBefore, pinAfter, "VmPin after the transports closed");
     }
+
+    /**
+     * A world of verbs transports built again on the store of the one before, connecting lazily,
+     * rank 1 a second late: rank 0's transport must meet rank 1's new one, not the endpoint its
+     * old transport left in the store.
+     */
+    @Test
+    void aWorldBuiltAgainOnItsStoreConnectsToTheNewTransports() throws Exception {
+        TransportConfig config = LocalGroup.config(TransportConfig.Provider.VERBS);
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(GUEST_LIMIT, (rank, t, store) -> {
+                for (int round = 0; round < 2; round++) {
+                    try (Communicator w = Communicator.builder().rank(rank).size(2).transportConfig(config)
+                            .store(store.scoped("again/")).autoLocalTransport(false).eagerConnect(false)
+                            .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(60))).build()) {
+                        if (round == 1 && rank == 1) {
+                            Thread.sleep(1000);
+                        }
+                        float[] f = {rank + 1 + round};
+                        w.allReduce(f, ReduceOp.SUM);
+                        assertEquals(3 + 2 * round, f[0], "round " + round);
+                    }
+                }
+            });
+        }
+    }
 }
