@@ -121,7 +121,7 @@ final class CollectiveCalls {
             Binder.copyIfDistinct(send, recv, bytes);
             return;
         }
-        binder.bindInOut(c, send, recv, total, bytes, false);
+        binder.bindInOut(c, send, recv, total, bytes, true);
         drive(algos.reduceScatter(group, world.engine, c));
         binder.finishOut(c, recv, bytes);
     }
@@ -207,11 +207,13 @@ final class CollectiveCalls {
             throw new IllegalArgumentException("allToAll needs distinct send and receive buffers");
         }
         Call c = begin(CollectiveKind.ALL_TO_ALL, type, null, count, -1, -1);
-        BulkCopy.copy(send, bytes * rank(), recv, bytes * rank(), bytes);
         if (size() == 1) {
+            BulkCopy.copy(send, 0, recv, 0, bytes);
             return;
         }
         binder.bindInOut(c, send, recv, total, total, true);
+        // the own block goes where finishOut copies from (registered scratch for a heap recv)
+        BulkCopy.copy(send, bytes * rank(), c.recv.segment(), c.recvOff + bytes * rank(), bytes);
         drive(algos.allToAll(group, world.engine, c));
         binder.finishOut(c, recv, total);
     }

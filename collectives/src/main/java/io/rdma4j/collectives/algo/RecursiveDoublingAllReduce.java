@@ -125,15 +125,20 @@ public final class RecursiveDoublingAllReduce extends CollectiveOp {
                 break; // the slot the result goes into is still being sent (step k-1)
             }
             MemorySegment s = control.segment();
+            // both partners fold (the lower rank's vector) OP (the higher rank's): the same bits on
+            // both, NaN payloads and signs included
+            boolean low = (g.rank() & (1 << k)) == 0;
+            long first = (low ? sendSlot(k) : recvSlot(k)) + HDR;
+            long second = (low ? recvSlot(k) : sendSlot(k)) + HDR;
             if (last && bytes > 0) {
                 // the last step reduces straight into the receive buffer: no copy out of a slot
                 MemorySegment out = c.recv.segment();
-                red.reduceInto(out, c.recvOff, s, sendSlot(k) + HDR, s, recvSlot(k) + HDR, c.count);
+                red.reduceInto(out, c.recvOff, s, first, s, second, c.count);
                 if (red.needsFinish()) {
                     red.finish(out, c.recvOff, c.count, c.contributors);
                 }
             } else if (bytes > 0) {
-                red.reduceInto(s, sendSlot(k + 1) + HDR, s, sendSlot(k) + HDR, s, recvSlot(k) + HDR, c.count);
+                red.reduceInto(s, sendSlot(k + 1) + HDR, s, first, s, second, c.count);
             }
             step++;
             p = true;

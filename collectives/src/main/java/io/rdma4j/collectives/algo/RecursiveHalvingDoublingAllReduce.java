@@ -11,6 +11,8 @@ import io.rdma4j.collectives.core.Staging;
 import io.rdma4j.collectives.reduce.Reducer;
 import io.rdma4j.transport.RegisteredBuffer;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * Allreduce for power-of-two groups by recursive exchanges with partner {@code rank ^ d}.
  *
@@ -253,9 +255,15 @@ public final class RecursiveHalvingDoublingAllReduce extends CollectiveOp {
                 long n = Partition.length(recvLen[k], mRecv, j);
                 if (n > 0) {
                     long off = (recvLo[k] + Partition.start(recvLen[k], mRecv, j)) * es;
-                    red.reduceInto(rbuf.segment(), rBase + off,
-                            fromSendBuf[k] ? sbuf.segment() : rbuf.segment(), (fromSendBuf[k] ? sBase : rBase) + off,
-                            stage.segment(), (long) (j % window) * chunkBytes, n);
+                    MemorySegment own = fromSendBuf[k] ? sbuf.segment() : rbuf.segment();
+                    long ownOff = (fromSendBuf[k] ? sBase : rBase) + off;
+                    long stOff = (long) (j % window) * chunkBytes;
+                    if (doubling && (g.rank() & (1 << k)) != 0) {
+                        // both partners fold (lower rank's) OP (higher rank's): the same bits on both
+                        red.reduceInto(rbuf.segment(), rBase + off, stage.segment(), stOff, own, ownOff, n);
+                    } else {
+                        red.reduceInto(rbuf.segment(), rBase + off, own, ownOff, stage.segment(), stOff, n);
+                    }
                 }
             }
             recvDone++;

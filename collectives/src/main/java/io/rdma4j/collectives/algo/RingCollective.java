@@ -42,7 +42,10 @@ abstract class RingCollective extends CollectiveOp {
         hs.copyFrom(handshake);
         int n = g.size();
         long bytes = total * c.elemBytes();
-        int wanted = (int) Math.max(1, Math.min(o.channels(), bytes / MIN_BYTES_PER_CHANNEL));
+        // the vector halves (two-hop's local hops) must leave shard r contiguous: one channel
+        int channelsAllowed = mode == RingPipeline.Mode.VECTOR_REDUCE_SCATTER || mode == RingPipeline.Mode.VECTOR_ALL_GATHER
+                ? 1 : o.channels();
+        int wanted = (int) Math.max(1, Math.min(channelsAllowed, bytes / MIN_BYTES_PER_CHANNEL));
         if (channels.length < wanted) {
             RingPipeline[] a = new RingPipeline[wanted];
             System.arraycopy(channels, 0, a, 0, channels.length);

@@ -28,12 +28,10 @@ public final class Binder {
             MemorySegment larger = send.byteSize() >= recv.byteSize() ? send : recv;
             c.send = c.recv = bind(larger, Math.max(sendBytes, recvBytes), 0, copySendIn);
             c.sendOff = c.recvOff = 0;
-        } else if (!send.isNative() && !recv.isNative() && overlaps(send, recv)) {
-            throw new IllegalArgumentException("send and receive arrays partially overlap");
         } else {
             long delta = offsetWithin(recv, send);
             if (delta >= 0) { // send is a slice of recv (in-place reduce-scatter / allgather layouts)
-                c.recv = bind(recv, recvBytes, 0, true);
+                c.recv = bind(recv, Math.max(recvBytes, delta + sendBytes), 0, true);
                 c.send = c.recv;
                 c.sendOff = delta;
                 c.recvOff = 0;
@@ -41,11 +39,14 @@ public final class Binder {
             }
             delta = offsetWithin(send, recv);
             if (delta >= 0) {
-                c.send = bind(send, sendBytes, 0, true);
+                c.send = bind(send, Math.max(sendBytes, delta + recvBytes), 0, true);
                 c.recv = c.send;
                 c.sendOff = 0;
                 c.recvOff = delta;
                 return;
+            }
+            if (!send.isNative() && !recv.isNative() && overlaps(send, recv)) {
+                throw new IllegalArgumentException("send and receive arrays partially overlap");
             }
             c.send = bind(send, sendBytes, 0, copySendIn);
             c.recv = bind(recv, recvBytes, 1, false);
