@@ -179,15 +179,15 @@ public final class TcpTransport implements Transport {
                 // peer may hold this one's CTS or message already: none after it could pair right.
                 TcpConnection c = connections[peer];
                 if (twoSided && c != null && c.failure == null) {
-                    fail(c, new TransportException(peer, "the buffer of " + what + " was closed while it was pending, "
-                            + "so the sends and receives to and from peer " + peer + " no longer pair up"));
+                    failFromHere(c, new TransportException(peer, "the buffer of " + what + " was closed while it was "
+                            + "pending, so the sends and receives to and from peer " + peer + " no longer pair up"));
                 }
             }
         }
         // A payload of this buffer may be half-way through a socket; that stream cannot continue.
         for (TcpConnection c : connections) {
             if (c != null && c.failure == null && c.uses(b)) {
-                fail(c, new TransportException(c.peer, "a buffer in transfer to or from peer " + c.peer + " was closed"));
+                failFromHere(c, new TransportException(c.peer, "a buffer in transfer to or from peer " + c.peer + " was closed"));
             }
         }
         regions.remove(b.key);
@@ -604,6 +604,18 @@ public final class TcpTransport implements Transport {
             tellPeersWhoWasLost();
             failAll(aborted);
         }
+    }
+
+    /**
+     * Fails a connection for a reason of this side's (a buffer closed under it): as when the
+     * transport closes, the peer first learns which rank this one lost first, if any (the
+     * buffers of a collective that a lost rank broke are closed before the transport is).
+     */
+    private void failFromHere(TcpConnection c, TransportException cause) {
+        if (firstLost >= 0 && c.peer != firstLost) {
+            c.sendFault(firstLost);
+        }
+        fail(c, cause);
     }
 
     /** Before this side closes its connections after losing a rank: names that rank to the others (FAULT). */

@@ -94,6 +94,33 @@ class TcpTransportLifecycleTest {
     }
 
     /**
+     * Rank 1 lost rank 2, then closes a buffer under a send to rank 0, which fails that
+     * connection: rank 0 learns that rank 2 was lost first, as when rank 1's transport closes (a
+     * collective's buffers are closed before its transport is), instead of blaming rank 1.
+     */
+    @Test
+    void aConnectionFailedForAClosedBufferNamesTheRankLostFirst() throws Exception {
+        try (LocalGroup g = LocalGroup.start(3, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.connectAll(Duration.ofSeconds(20));
+            Transport t0 = g.transport(0);
+            Transport t1 = g.transport(1);
+            try (RegisteredBuffer w = t1.allocate(8); RegisteredBuffer r = t0.allocate(8)) {
+                long fromTwo = t1.connection(2).irecv(w, 0, 8, 1);
+                long fromOne = t0.connection(1).irecv(r, 0, 8, 2);
+                g.transport(2).abort(new RuntimeException("rank 2 goes"));
+                assertThrows(TransportException.class, () -> t1.await(fromTwo, Duration.ofSeconds(20).toNanos()));
+                RegisteredBuffer big = t1.allocate(1 << 20);
+                long pending = t1.connection(0).isend(big, 0, 1 << 20, 3);
+                big.close();
+                assertThrows(TransportException.class, () -> t1.test(pending));
+                TransportException e = assertThrows(TransportException.class,
+                        () -> t0.await(fromOne, Duration.ofSeconds(20).toNanos()));
+                assertTrue(e.getMessage().contains("rank 1 had lost rank 2 first"), e.getMessage());
+            }
+        }
+    }
+
+    /**
      * A connect that hangs (a peer address whose accept queue is full drops the SYNs) does not
      * hold the transport's lock: abort returns at once and ends the connect.
      */
