@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -61,17 +62,21 @@ final class MappedFile implements AutoCloseable {
 
     /**
      * Gives every page of {@code range} (a part of a mapping of this process's, in {@code dir})
-     * its memory now, rewriting one byte per page with its own value. A page of a full tmpfs
+     * its memory now, rewriting one byte per page with its own value, as volatile accesses:
+     * the JIT removes a plain store of the value just loaded from the same place (compiled by
+     * C2, the plain form gave no page any memory), not a volatile one. A page of a full tmpfs
      * cannot be given memory, and touching it raises SIGBUS: here, in a Java access, the JVM
      * turns that into an error, which becomes a TransportException saying that rank
      * {@code rank} got no memory for {@code what}. Pages given memory here never fault later, so
      * the copies into them that peers make with libc's memmove (BulkCopy), where a SIGBUS would
      * end the process, are safe.
      */
+    private static final VarHandle PAGE_BYTE = ValueLayout.JAVA_BYTE.varHandle();
+
     static void backWithMemory(MemorySegment range, Path dir, int rank, Supplier<String> what) {
         try {
             for (long off = 0; off < range.byteSize(); off += ShmLayout.PAGE) {
-                range.set(ValueLayout.JAVA_BYTE, off, range.get(ValueLayout.JAVA_BYTE, off));
+                PAGE_BYTE.setVolatile(range, off, (byte) PAGE_BYTE.getVolatile(range, off));
             }
         } catch (InternalError fault) { // "a fault occurred in an unsafe memory access"
             throw new TransportException(-1, "shm: " + dir + " is full: rank " + rank + " got no memory for "

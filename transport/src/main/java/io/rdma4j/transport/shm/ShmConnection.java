@@ -140,6 +140,8 @@ final class ShmConnection implements Connection {
 
     private String failure;
     private Throwable failureCause;
+    /** Whether the bounce chunks of the peer's area in this rank's file have memory. */
+    private boolean bounceBacked;
     private long nextLivenessCheck;
     private int passes;
 
@@ -241,8 +243,15 @@ final class ShmConnection implements Connection {
         ShmRegistration dst = transport.usable(target, "irecv target");
         checkRange(dst, offset, capacity, "irecv");
         checkOpen();
-        int slot = acquire(RequestTable.RECV, tag, dst.segment, offset, capacity);
         boolean direct = dst.regionKey() != 0;
+        if (!direct && !bounceBacked) {
+            // before the first CTS that lets the peer write them: a write into a page that the
+            // full tmpfs cannot give would kill the peer's process with SIGBUS
+            MappedFile.backWithMemory(inFile.asSlice(inBounce, inChunkCount * inChunkSize), transport.directory(), rank,
+                    () -> "the bounce chunks for messages from peer " + peer);
+            bounceBacked = true;
+        }
+        int slot = acquire(RequestTable.RECV, tag, dst.segment, offset, capacity);
         long region = direct ? dst.regionKey() : 0;
         long address = direct ? dst.slabAddress() + offset : 0;
         // The CTS goes out even for a message that is already here: it completes the peer's send.

@@ -51,8 +51,10 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class ShmTransport implements Transport {
     /**
      * Bounce buffer per directed pair: {@value #CHUNK_COUNT} chunks of {@value #CHUNK_BYTES}
-     * bytes. With the rings below, one peer's area is about 1.1 MiB of the (sparse) control file,
-     * and only a pair that uses the bounce path ever touches its chunks.
+     * bytes. With the rings below, one peer's area is about 1.1 MiB of the (sparse) control file;
+     * its chunks get memory only when this rank first offers the peer a receive into private
+     * memory (see {@link ShmConnection}), so a rank's file takes about 60 KiB per peer that never
+     * sends that way (not N times 1.1 MiB per rank: 64 ranks would need 4.4 GiB of /dev/shm).
      */
     static final int CHUNK_COUNT = 8;
     static final long CHUNK_BYTES = 128L << 10;
@@ -143,8 +145,14 @@ public final class ShmTransport implements Transport {
         control = MappedFile.create(files.control(), layout.fileSize);
         cleanupHook = new Thread(files::deleteAll, "rdma4j-shm-cleanup-r" + rank);
         try {
-            MappedFile.backWithMemory(control.segment(), dir, rank,
-                    () -> "its control file of " + layout.fileSize + " bytes");
+            // all but the bounce chunks: a chunk is written by a peer only after a receive's CTS
+            // offered it, and its area's chunks get memory before this rank offers the first
+            MappedFile.backWithMemory(control.segment().asSlice(0, layout.areasOffset), dir, rank,
+                    () -> "the header, window and region table of its control file");
+            for (int p = 0; p < size; p++) {
+                MappedFile.backWithMemory(control.segment().asSlice(layout.area(p), layout.bounceOffset), dir, rank,
+                        () -> "the rings of its control file");
+            }
             layout.writeHeader(control.segment(), pid);
             heap = new ShmHeap(this, files, new RegionTable(control.segment(), layout));
             Runtime.getRuntime().addShutdownHook(cleanupHook);
@@ -333,6 +341,11 @@ public final class ShmTransport implements Transport {
             throw new IllegalStateException(role + ": " + why);
         }
         return r;
+    }
+
+    /** The directory of this transport's files (for messages). */
+    Path directory() {
+        return files.dir();
     }
 
     /**

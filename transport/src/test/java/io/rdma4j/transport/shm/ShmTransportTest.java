@@ -752,6 +752,45 @@ class ShmTransportTest {
     // ---------------------------------------------------------------- helpers
 
     /**
+     * A rank's control file takes memory for its rings, window and region table, not for the
+     * bounce chunks of every peer: 64 ranks on a host fit a container's /dev/shm. The chunks of
+     * one peer get memory when a receive first offers that peer the bounce path.
+     */
+    @Test
+    void theControlFileTakesMemoryForBounceChunksOnlyWhenAPeerMayWriteThem() throws Exception {
+        try (ShmTransport alone = group.transport(0, 64)) {
+            long kib = allocatedKiB(group.shmDir);
+            assertTrue(kib < 16 << 10, "rank 0 of 64 occupies " + kib + " KiB of the shm directory");
+        }
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        long before = allocatedKiB(group.shmDir);
+        try (Arena arena = Arena.ofShared()) {
+            RegisteredBuffer privateMemory = t[1].register(arena.allocate(1 << 20, 64));
+            long r = t[1].connection(0).irecv(privateMemory, 0, 1 << 20, 4);
+            long grown = allocatedKiB(group.shmDir) - before;
+            assertTrue(grown >= (ShmTransport.CHUNK_COUNT * ShmTransport.CHUNK_BYTES) >> 10,
+                    "the bounce chunks from rank 0 got memory: the directory grew by " + grown + " KiB");
+            try (RegisteredBuffer source = t[0].allocate(1 << 20)) {
+                fill(source.segment(), 0, 1 << 20, 3);
+                long s = t[0].connection(1).isend(source, 0, 1 << 20, 4);
+                runRanks(2, rank -> assertEquals(1 << 20, t[rank].await(rank == 0 ? s : r, TIMEOUT_NANOS)));
+                assertEquals(-1, check(privateMemory.segment(), 0, 1 << 20, 3));
+            }
+        } finally {
+            t[0].close();
+            t[1].close();
+        }
+    }
+
+    /** KiB the files in {@code dir} occupy (du), not their apparent size. */
+    private static long allocatedKiB(java.nio.file.Path dir) throws Exception {
+        Process du = new ProcessBuilder("du", "-sk", dir.toString()).redirectErrorStream(true).start();
+        String out = new String(du.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+        assertEquals(0, du.waitFor(), out);
+        return Long.parseLong(out.trim().split("\\s+")[0]);
+    }
+
+    /**
      * A write queued behind one whose immediate found the peer's ring full is copied only later:
      * if the peer freed the target meanwhile and a new buffer took its memory, the write fails
      * instead of landing there.
