@@ -57,6 +57,7 @@ public final class TcpStore implements Store {
         while (true) {
             try {
                 this.socket = connect(host, port, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+                dropped = null; // a new connection: what the handshake on an earlier one dropped is gone
                 this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
                 this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
                 handshake(b.token);

@@ -187,4 +187,39 @@ class TcpStoreTest extends StoreContractTest {
         e = assertThrows(IllegalArgumentException.class, () -> TcpStore.builder().fromEnvironment(Map.of("MASTER_PORT", "70000")));
         assertTrue(e.getMessage().contains("MASTER_PORT"), e.getMessage());
     }
+
+    /**
+     * The server closes a connection during its handshake (as it evicts tokenless connections
+     * under a flood): the client connects again, and the new connection serves its requests.
+     */
+    @Test
+    void aHandshakeCutShortIsRetriedOnANewConnectionThatWorks() throws Exception {
+        try (ServerSocket fake = new ServerSocket(0)) {
+            Thread server = new Thread(() -> {
+                try (Socket first = fake.accept()) {
+                    new DataInputStream(first.getInputStream()).readInt(); // the hello's length, then gone
+                } catch (Exception ended) {
+                    return;
+                }
+                try (Socket s = fake.accept()) {
+                    DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+                    DataOutputStream out = new DataOutputStream(s.getOutputStream());
+                    while (true) { // the hello, then every request: OK
+                        in.readNBytes(in.readInt());
+                        out.writeInt(1);
+                        out.writeByte(StoreProtocol.OK);
+                        out.flush();
+                    }
+                } catch (Exception ended) {
+                    // the client closed
+                }
+            });
+            server.setDaemon(true);
+            server.start();
+            try (TcpStore store = TcpStore.builder().address("127.0.0.1").port(fake.getLocalPort()).token(TOKEN)
+                    .timeout(Duration.ofSeconds(10)).build()) {
+                store.set("k", new byte[] {1});
+            }
+        }
+    }
 }
