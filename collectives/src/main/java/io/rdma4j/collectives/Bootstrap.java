@@ -21,10 +21,14 @@ import java.util.Map;
  * of the two-hop allreduce, the connections to every peer, and the engine.
  */
 final class Bootstrap {
-    /** Per rank: how many worlds it built on the store, the generation of its newest one. */
+    /**
+     * Per world size and rank: how many worlds of that size the rank built on the store. The
+     * size and the count name a world ({@link World#id}); counted per size, so that a rank that
+     * also joined worlds of another size (a subset of the job, say) agrees with the others.
+     */
     private static final String GENERATION_KEY = "rdma4j/comm/generation/";
     private static final String HOST_KEY = "rdma4j/comm/host/";
-    /** Where the transports a world creates keep their keys: under its generation. */
+    /** Where the transports a world creates keep their keys: under its id. */
     private static final String WORLD_KEY = "rdma4j/world/";
     private static final String PIPELINE_KEY = "rdma4j/comm/pipeline/";
     private static final System.Logger LOG = System.getLogger(Bootstrap.class.getName());
@@ -63,14 +67,14 @@ final class Bootstrap {
         boolean ownsTransport = b.transport == null;
         // the n-th world of every rank on this store: what an earlier world left there (its
         // hosts, its faults, its transports' endpoints) is not read as this one's
-        long generation = store == null ? 0 : store.add(GENERATION_KEY + rank, 1);
-        Store worldStore = store == null ? null : store.scoped(WORLD_KEY + generation + "/");
+        String id = store == null ? "local" : size + "." + store.add(GENERATION_KEY + size + "/" + rank, 1);
+        Store worldStore = store == null ? null : store.scoped(WORLD_KEY + id + "/");
         Transport t = ownsTransport ? Transports.create(tc, worldStore, rank, size) : b.transport;
         Transport local = b.localTransport;
         boolean ownsLocal = false;
         try {
             Topology topo = store == null ? Topology.singleHost(size)
-                    : exchangeHosts(store, generation, rank, size, b.hostId != null ? b.hostId : defaultHostId());
+                    : exchangeHosts(store, id, rank, size, b.hostId != null ? b.hostId : defaultHostId());
             boolean multiHost = topo.hosts() > 1 && topo.uniform() && topo.localSize(rank) > 1;
             if (local == null && b.autoLocal && multiHost && store != null
                     && !"shm".equals(t.provider())) {
@@ -91,10 +95,10 @@ final class Bootstrap {
             boolean crowded = OnlineCpus.outnumberedBy(localRanks);
             CollectiveOptions effective = opts.forTransport(t.provider(), crowded);
             if (store != null && size > 1) {
-                effective = agreePipeline(store, generation, rank, effective);
+                effective = agreePipeline(store, id, rank, effective);
             }
             Engine engine = new Engine(effective, new FaultBoard(store), tc.newIdleStrategy(localRanks), crowded);
-            return new World(engine, t, ownsTransport, store, b.ownsStore, generation, local, ownsLocal, topo, h,
+            return new World(engine, t, ownsTransport, store, b.ownsStore, id, local, ownsLocal, topo, h,
                     b.policy.forTransport(t.provider()));
         } catch (RuntimeException | Error e) {
             if (ownsLocal) {
@@ -116,8 +120,8 @@ final class Bootstrap {
         }
     }
 
-    private static Topology exchangeHosts(Store store, long generation, int rank, int size, String id) {
-        String key = HOST_KEY + generation + "/";
+    private static Topology exchangeHosts(Store store, String worldId, int rank, int size, String id) {
+        String key = HOST_KEY + worldId + "/";
         store.set(key + rank, id.getBytes(StandardCharsets.UTF_8));
         String[] ids = new String[size];
         for (int r = 0; r < size; r++) {
@@ -132,8 +136,8 @@ final class Bootstrap {
      * or TCP's default on hosts whose ranks do and do not outnumber their CPUs) would fail their
      * first pipelined call, blaming a healthy peer. A rank whose own differ says so in the log.
      */
-    private static CollectiveOptions agreePipeline(Store store, long generation, int rank, CollectiveOptions mine) {
-        String key = PIPELINE_KEY + generation;
+    private static CollectiveOptions agreePipeline(Store store, String worldId, int rank, CollectiveOptions mine) {
+        String key = PIPELINE_KEY + worldId;
         if (rank == 0) {
             store.set(key, (mine.chunkBytes() + "," + mine.window() + "," + mine.channels())
                     .getBytes(StandardCharsets.US_ASCII));

@@ -75,7 +75,7 @@ public final class Communicator implements AutoCloseable {
         int[] ranks = new int[world.transport.size()];
         Arrays.setAll(ranks, i -> i);
         return new Communicator(world, true, new Group(world.transport, rank, ranks, ranks, 0),
-                CommState.world(world.generation, rank));
+                CommState.world(world.id, rank));
     }
 
     // ---- creation --------------------------------------------------------------------------

@@ -21,16 +21,16 @@ final class World {
     final Hierarchy hierarchy;
     final AlgorithmPolicy policy;
     final ContextIds contextIds = new ContextIds();
-    /** Which of the worlds built on its store this is (see {@link io.rdma4j.collectives.core.CommState#world}). */
-    final long generation;
+    /** Which of the worlds built on its store this is: its size and count (see {@link io.rdma4j.collectives.core.CommState#world}). */
+    final String id;
     private final boolean ownsTransport;
     private final boolean ownsStore;
     private final boolean ownsLocal;
 
-    World(Engine engine, Transport transport, boolean ownsTransport, Store store, boolean ownsStore, long generation,
+    World(Engine engine, Transport transport, boolean ownsTransport, Store store, boolean ownsStore, String id,
           Transport localTransport, boolean ownsLocal, Topology topology, Hierarchy hierarchy, AlgorithmPolicy policy) {
         this.engine = engine;
-        this.generation = generation;
+        this.id = id;
         this.transport = transport;
         this.ownsTransport = ownsTransport;
         this.store = store;

@@ -72,4 +72,31 @@ class FaultBoardScopeTest {
             });
         }
     }
+
+    /**
+     * Between two worlds of both ranks, rank 0 alone builds a world of one on the same store: the
+     * ranks' counts of worlds differ, their counts of worlds of two do not, and the second world
+     * of two comes up.
+     */
+    @Test
+    void aWorldOfAnotherSizeInBetweenLeavesTheRanksInStep() throws Exception {
+        TransportConfig config = LocalGroup.config(TransportConfig.Provider.TCP);
+        try (LocalGroup g = LocalGroup.start(2, config)) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                for (int round = 0; round < 3; round++) {
+                    boolean alone = round == 1;
+                    if (alone && rank != 0) {
+                        continue;
+                    }
+                    try (Communicator w = Communicator.builder().rank(alone ? 0 : rank).size(alone ? 1 : 2)
+                            .transportConfig(config).store(store.scoped("sizes/")).autoLocalTransport(false)
+                            .options(CollectiveOptions.defaults().withTimeout(TIMEOUT)).build()) {
+                        float[] f = {rank + 1};
+                        w.allReduce(f, ReduceOp.SUM);
+                        assertEquals(alone ? 1f : 3f, f[0], "round " + round);
+                    }
+                }
+            });
+        }
+    }
 }

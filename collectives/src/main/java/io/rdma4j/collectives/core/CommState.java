@@ -23,12 +23,12 @@ public final class CommState {
     }
 
     /**
-     * A world's state. {@code generation} tells the worlds built on one store apart (the
-     * {@code generation}-th world of every rank): a fault posted by an earlier world, aborted
+     * A world's state. {@code worldId} tells the worlds built on one store apart (the n-th
+     * world of its size of every rank): a fault posted by an earlier world, aborted
      * and replaced on the same store, is not this one's.
      */
-    public static CommState world(long generation, int worldRank) {
-        return new CommState("g" + generation, worldRank, null);
+    public static CommState world(String worldId, int worldRank) {
+        return new CommState("w" + worldId, worldRank, null);
     }
 
     /**
