@@ -1,6 +1,7 @@
 package io.rdma4j.collectives;
 
 import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.testing.LocalGroup;
 import org.junit.jupiter.api.Test;
 
@@ -53,9 +54,7 @@ class FaultBoardScopeTest {
         try (LocalGroup g = LocalGroup.start(2, config)) {
             g.run(Duration.ofMinutes(1), (rank, t, store) -> {
                 for (int round = 0; round < 2; round++) {
-                    try (Communicator w = Communicator.builder().rank(rank).size(2).transportConfig(config)
-                            .store(store.scoped("again/")).autoLocalTransport(false)
-                            .options(CollectiveOptions.defaults().withTimeout(TIMEOUT)).build()) {
+                    try (Communicator w = worldOn(store.scoped("again/"), config, rank, 2)) {
                         if (round == 0) {
                             w.barrier();
                             if (rank == 1) {
@@ -88,9 +87,7 @@ class FaultBoardScopeTest {
                     if (alone && rank != 0) {
                         continue;
                     }
-                    try (Communicator w = Communicator.builder().rank(alone ? 0 : rank).size(alone ? 1 : 2)
-                            .transportConfig(config).store(store.scoped("sizes/")).autoLocalTransport(false)
-                            .options(CollectiveOptions.defaults().withTimeout(TIMEOUT)).build()) {
+                    try (Communicator w = worldOn(store.scoped("sizes/"), config, alone ? 0 : rank, alone ? 1 : 2)) {
                         float[] f = {rank + 1};
                         w.allReduce(f, ReduceOp.SUM);
                         assertEquals(alone ? 1f : 3f, f[0], "round " + round);
@@ -98,5 +95,11 @@ class FaultBoardScopeTest {
                 }
             });
         }
+    }
+
+    /** A world that creates its own transport on {@code store}, as a job that builds one again does. */
+    private static Communicator worldOn(Store store, TransportConfig config, int rank, int size) {
+        return Communicator.builder().rank(rank).size(size).transportConfig(config).store(store)
+                .autoLocalTransport(false).options(CollectiveOptions.defaults().withTimeout(TIMEOUT)).build();
     }
 }
