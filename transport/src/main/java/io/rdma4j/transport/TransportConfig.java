@@ -48,9 +48,10 @@ public final class TransportConfig {
 
     private static final System.Logger LOG = System.getLogger(TransportConfig.class.getName());
 
-    /** Environment variable names. */
     /** The longest {@link #timeout()}: one whose nanoseconds fit a long (about 292 years). */
     public static final Duration MAX_TIMEOUT = Duration.ofNanos(Long.MAX_VALUE).truncatedTo(ChronoUnit.MILLIS);
+
+    /** Environment variable names. */
     public static final String ENV_TRANSPORT = "RDMA4J_TRANSPORT";
     public static final String ENV_IB_HCA = "RDMA4J_IB_HCA";
     public static final String ENV_IB_PORT = "RDMA4J_IB_PORT";

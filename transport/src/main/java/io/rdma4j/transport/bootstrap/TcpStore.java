@@ -2,6 +2,7 @@ package io.rdma4j.transport.bootstrap;
 
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
+import io.rdma4j.transport.internal.Closing;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -236,11 +237,7 @@ public final class TcpStore implements Store {
 
     private void drop(String why) {
         dropped = why;
-        try {
-            socket.close();
-        } catch (IOException ignored) {
-            // dropping it anyway
-        }
+        Closing.quietly(socket);
     }
 
     private TransportException failure(String what, String key, IOException e) {

@@ -155,6 +155,21 @@ public abstract class RequestSlots {
         return capacity - freeCount;
     }
 
+    /** Whether request {@code s} is a send or a receive, which pair with the peer's by the order they were issued. */
+    public final boolean twoSided(int s) {
+        return kind[s] == SEND || kind[s] == RECV;
+    }
+
+    /**
+     * Why a connection fails when the buffer of its pending request {@code s} is closed: the
+     * peer may hold that request's CTS or message already, so no later send or receive of the
+     * connection could pair right.
+     */
+    public final TransportException closedUnderPending(int s) {
+        return new TransportException(peer[s], "the buffer of " + describe(s) + " was closed while it was pending, "
+                + "so the sends and receives to and from peer " + peer[s] + " no longer pair up");
+    }
+
     /** The request as an error message names it, e.g. "isend of 8 bytes (tag 3) to peer 1". */
     public final String describe(int s) {
         String what = switch (kind[s]) {

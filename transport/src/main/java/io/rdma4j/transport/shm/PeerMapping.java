@@ -17,7 +17,6 @@ final class PeerMapping implements AutoCloseable {
     final RegionTable regions;
     private final MappedFile control;
     private final ShmFiles files;
-    private final ProcessHandle process;
     private final ProcessState processState;
     private MappedFile[] slabs = new MappedFile[4];
     private String[] slabNames = new String[4];
@@ -27,7 +26,6 @@ final class PeerMapping implements AutoCloseable {
         this.control = control;
         this.layout = layout;
         this.files = files;
-        this.process = process;
         this.processState = new ProcessState(process);
         this.regions = new RegionTable(control.segment(), layout);
     }

@@ -1,5 +1,7 @@
 package io.rdma4j.transport.shm;
 
+import io.rdma4j.transport.internal.Closing;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -60,11 +62,7 @@ final class ProcessState implements AutoCloseable {
     @Override
     public void close() {
         if (channel != null) {
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // only a /proc file
-            }
+            Closing.quietly(channel);
             channel = null;
         }
     }

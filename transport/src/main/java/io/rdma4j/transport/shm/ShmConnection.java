@@ -380,16 +380,15 @@ final class ShmConnection implements Connection {
     private int runOneSided() {
         int work = 0;
         for (int s = oneSided.first(); s >= 0; s = oneSided.first()) {
-            if (!requests.placed[s]
-                    && remote.regions.resolve(requests.remoteKey[s], requests.remoteAddress[s], requests.length[s]) < 0) {
-                // queued behind a full immediate ring while the peer freed the region: the memory
-                // may be another buffer's by now (a NIC would see an invalid key)
-                oneSided.remove(s, -1);
-                requests.fail(s, "peer " + peer + " closed the remote buffer before the data could be copied", null);
-                work++;
-                continue;
-            }
             if (!requests.placed[s]) {
+                if (remote.regions.resolve(requests.remoteKey[s], requests.remoteAddress[s], requests.length[s]) < 0) {
+                    // queued behind a full immediate ring while the peer freed the region: the
+                    // memory may be another buffer's by now (a NIC would see an invalid key)
+                    oneSided.remove(s, -1);
+                    requests.fail(s, "peer " + peer + " closed the remote buffer before the data could be copied", null);
+                    work++;
+                    continue;
+                }
                 if (requests.kind[s] == RequestTable.WRITE) {
                     // Release: the caller's earlier stores (e.g. into the source) are not reordered
                     // after the copy.

@@ -364,13 +364,11 @@ public final class ShmTransport implements Transport {
             MemorySegment m = requests.segment[s];
             if (requests.pending(s) && m != null && m.address() < to && from < m.address() + m.byteSize()) {
                 ShmConnection c = connections[requests.peer[s]];
-                String why = "the buffer of " + requests.describe(s) + " was closed while it was pending, so its "
-                        + "memory may be reused and the sends and receives to and from peer " + requests.peer[s]
-                        + " no longer pair up";
+                TransportException unpaired = requests.closedUnderPending(s);
                 if (c != null) {
-                    c.fail(why, null);
+                    c.fail(unpaired.getMessage(), null);
                 } else {
-                    requests.fail(s, new TransportException(requests.peer[s], why));
+                    requests.fail(s, unpaired);
                 }
             }
         }

@@ -171,16 +171,12 @@ public final class TcpTransport implements Transport {
         }
         for (int s = 0; s < requests.capacity; s++) {
             if (requests.buffer[s] == b && requests.pending(s)) {
-                int peer = requests.peer[s];
-                boolean twoSided = requests.kind[s] == RequestTable.SEND || requests.kind[s] == RequestTable.RECV;
-                String what = requests.describe(s);
-                requests.fail(s, new TransportException(peer, what + " failed: its buffer was closed"));
-                // Sends and receives pair with the peer's in the order they were issued, and the
-                // peer may hold this one's CTS or message already: none after it could pair right.
-                TcpConnection c = connections[peer];
-                if (twoSided && c != null && c.failure == null) {
-                    failFromHere(c, new TransportException(peer, "the buffer of " + what + " was closed while it was "
-                            + "pending, so the sends and receives to and from peer " + peer + " no longer pair up"));
+                TcpConnection c = connections[requests.peer[s]];
+                TransportException unpaired = requests.twoSided(s) ? requests.closedUnderPending(s) : null;
+                requests.fail(s, new TransportException(requests.peer[s], requests.describe(s)
+                        + " failed: its buffer was closed"));
+                if (unpaired != null && c != null && c.failure == null) {
+                    failFromHere(c, unpaired);
                 }
             }
         }
@@ -670,19 +666,11 @@ public final class TcpTransport implements Transport {
     }
 
     private void closeQuietly() {
-        try {
-            if (listener != null) {
-                listener.close();
-            }
-        } catch (IOException ignored) {
-            // closing anyway
+        if (listener != null) {
+            Closing.quietly(listener);
         }
-        try {
-            if (selector != null) {
-                selector.close();
-            }
-        } catch (IOException ignored) {
-            // closing anyway
+        if (selector != null) {
+            Closing.quietly(selector);
         }
     }
 

@@ -221,8 +221,7 @@ public final class VerbsTransport implements Transport {
         long bytes = segment.byteSize();
         long now = ++registrationClock;
         if ((now & (SWEEP_INTERVAL - 1)) == 0) {
-            cache.removeIf(releaseIfFreed);
-            retired.removeIf(releaseIfIdle);
+            sweepRegistrations();
         }
         VerbsBuffer cached = cache.get(address, bytes);
         if (cached != null) {
@@ -247,8 +246,7 @@ public final class VerbsTransport implements Transport {
         } else if (region != null) {
             b = new VerbsBuffer(this, segment, region.mr.lkey(), region.mr.rkey(), null, null);
         } else {
-            cache.removeIf(releaseIfFreed);
-            retired.removeIf(releaseIfIdle);
+            sweepRegistrations();
             makeRoomFor(address, bytes);
             MemoryRegion mr;
             try {
@@ -279,6 +277,12 @@ public final class VerbsTransport implements Transport {
         }
         closeRegistration(b);
         return true;
+    }
+
+    /** Deregisters the cached registrations of freed memory and the retired ones no pending request uses. */
+    private void sweepRegistrations() {
+        cache.removeIf(releaseIfFreed);
+        retired.removeIf(releaseIfIdle);
     }
 
     /** The sweep of {@link #retired}: deregisters {@code b} once no pending request uses it. */
@@ -410,11 +414,8 @@ public final class VerbsTransport implements Transport {
                 VerbsConnection c = connections[peer];
                 if (requests.exposed[s] && c != null) {
                     release(c, new TransportException(peer, "a buffer in transfer to or from peer " + peer + " was closed"));
-                } else if (c != null && (requests.kind[s] == RequestTable.SEND || requests.kind[s] == RequestTable.RECV)) {
-                    // sends and receives pair with the peer's in the order they were issued, and the
-                    // peer may hold this one's CTS or message already: none after it could pair right
-                    release(c, new TransportException(peer, "the buffer of " + requests.describe(s) + " was closed while "
-                            + "it was pending, so the sends and receives to and from peer " + peer + " no longer pair up"));
+                } else if (c != null && requests.twoSided(s)) {
+                    release(c, requests.closedUnderPending(s));
                 } else {
                     requests.fail(s, new TransportException(peer, requests.describe(s) + " failed: its buffer was closed"));
                 }
