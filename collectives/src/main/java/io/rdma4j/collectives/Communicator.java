@@ -347,8 +347,7 @@ public final class Communicator implements AutoCloseable {
             world.contextIds.reserveBelow(s.contextEnd());
             Group g = s.group(group);
             return g == null ? null
-                    : new Communicator(world, false, g, CommState.split(state.world(), g.ctx(),
-                            Arrays.stream(g.worldRanks()).min().orElseThrow(), state.worldRank()));
+                    : new Communicator(world, false, g, CommState.split(state.world(), g, state.worldRank()));
         });
     }
 

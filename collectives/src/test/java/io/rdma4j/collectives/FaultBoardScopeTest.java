@@ -50,26 +50,21 @@ class FaultBoardScopeTest {
     /** A world aborted on a store, then a new world of the same ranks on that store. */
     @Test
     void aWorldBuiltAgainOnItsStoreDoesNotReadTheFaultsOfTheOneBefore() throws Exception {
-        TransportConfig config = LocalGroup.config(TransportConfig.Provider.TCP);
-        try (LocalGroup g = LocalGroup.start(2, config)) {
-            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
-                for (int round = 0; round < 2; round++) {
-                    try (Communicator w = worldOn(store.scoped("again/"), config, rank, 2)) {
-                        if (round == 0) {
-                            w.barrier();
-                            if (rank == 1) {
-                                w.abort();
-                            }
-                        } else {
-                            if (rank == 0) {
-                                Thread.sleep(1500);
-                            }
-                            w.barrier();
-                        }
+        roundsOnOneStore(2, (rank, round, worlds) -> {
+            try (Communicator w = worlds.build(rank, 2)) {
+                if (round == 0) {
+                    w.barrier();
+                    if (rank == 1) {
+                        w.abort();
                     }
+                } else {
+                    if (rank == 0) {
+                        Thread.sleep(1500);
+                    }
+                    w.barrier();
                 }
-            });
-        }
+            }
+        });
     }
 
     /**
@@ -79,27 +74,42 @@ class FaultBoardScopeTest {
      */
     @Test
     void aWorldOfAnotherSizeInBetweenLeavesTheRanksInStep() throws Exception {
+        roundsOnOneStore(3, (rank, round, worlds) -> {
+            boolean alone = round == 1;
+            if (alone && rank != 0) {
+                return;
+            }
+            try (Communicator w = worlds.build(alone ? 0 : rank, alone ? 1 : 2)) {
+                float[] f = {rank + 1};
+                w.allReduce(f, ReduceOp.SUM);
+                assertEquals(alone ? 1f : 3f, f[0], "round " + round);
+            }
+        });
+    }
+
+    /** What a rank does in one round of {@link #roundsOnOneStore}. */
+    private interface Round {
+        void run(int rank, int round, Worlds worlds) throws Exception;
+    }
+
+    /** Builds a world that creates its own transport on the rounds' store, as a job that builds one again does. */
+    private interface Worlds {
+        Communicator build(int rank, int size);
+    }
+
+    /** Two ranks run {@code rounds} rounds each, every world of them on one store. */
+    private static void roundsOnOneStore(int rounds, Round round) throws Exception {
         TransportConfig config = LocalGroup.config(TransportConfig.Provider.TCP);
         try (LocalGroup g = LocalGroup.start(2, config)) {
             g.run(Duration.ofMinutes(1), (rank, t, store) -> {
-                for (int round = 0; round < 3; round++) {
-                    boolean alone = round == 1;
-                    if (alone && rank != 0) {
-                        continue;
-                    }
-                    try (Communicator w = worldOn(store.scoped("sizes/"), config, alone ? 0 : rank, alone ? 1 : 2)) {
-                        float[] f = {rank + 1};
-                        w.allReduce(f, ReduceOp.SUM);
-                        assertEquals(alone ? 1f : 3f, f[0], "round " + round);
-                    }
+                Store worldsStore = store.scoped("worlds/");
+                Worlds worlds = (r, size) -> Communicator.builder().rank(r).size(size).transportConfig(config)
+                        .store(worldsStore).autoLocalTransport(false)
+                        .options(CollectiveOptions.defaults().withTimeout(TIMEOUT)).build();
+                for (int n = 0; n < rounds; n++) {
+                    round.run(rank, n, worlds);
                 }
             });
         }
-    }
-
-    /** A world that creates its own transport on {@code store}, as a job that builds one again does. */
-    private static Communicator worldOn(Store store, TransportConfig config, int rank, int size) {
-        return Communicator.builder().rank(rank).size(size).transportConfig(config).store(store)
-                .autoLocalTransport(false).options(CollectiveOptions.defaults().withTimeout(TIMEOUT)).build();
     }
 }

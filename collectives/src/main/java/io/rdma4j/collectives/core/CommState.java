@@ -32,12 +32,16 @@ public final class CommState {
     }
 
     /**
-     * The state of a split of {@code world}. Disjoint groups may share a context id (nested
-     * splits of different parents each take the lowest id free on their ranks), but two groups
-     * with one id share no rank, so the id and the group's lowest world rank name it.
+     * The state of {@code group}, a split of {@code world}. Disjoint groups may share a context id
+     * (nested splits of different parents each take the lowest id free on their ranks), but two
+     * groups with one id share no rank, so the id and the group's lowest world rank name it.
      */
-    public static CommState split(CommState world, int ctx, int lowestWorldRank, int worldRank) {
-        return new CommState(world.board + "/c" + ctx + "." + lowestWorldRank, worldRank, world);
+    public static CommState split(CommState world, Group group, int worldRank) {
+        int lowest = Integer.MAX_VALUE;
+        for (int r = 0; r < group.size(); r++) {
+            lowest = Math.min(lowest, group.worldRank(r));
+        }
+        return new CommState(world.board + "/c" + group.ctx() + "." + lowest, worldRank, world);
     }
 
     /** The communicator's name on the fault board, unique among the communicators of the store's worlds. */
