@@ -7,6 +7,7 @@ import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.bootstrap.Store;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 
@@ -69,6 +70,9 @@ public final class Communicator implements AutoCloseable {
         this.calls = new CollectiveCalls(world, group, state, isWorld);
         this.issue = new IssueOrder(calls, world.engine.lock(), state,
                 "rdma4j-comm" + group.ctx() + "-r" + state.worldRank());
+        if (!isWorld) {
+            world.splitOpened(issue);
+        }
     }
 
     static Communicator world(World world, int rank) {
@@ -385,13 +389,19 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Waits (up to the timeout) for issued asynchronous work, then releases this communicator;
-     * a world communicator also releases its staging memory and the transports and store it
-     * created. Idempotent.
+     * a world communicator also closes the splits made from it that are still open, and releases
+     * its staging memory and the transports and store it created. Idempotent.
      */
     @Override
     public void close() {
-        if (issue.close(options().timeout()) && isWorld) {
-            world.close();
+        Duration timeout = options().timeout();
+        if (!issue.close(timeout)) {
+            return;
+        }
+        if (isWorld) {
+            world.close(timeout);
+        } else {
+            world.splitClosed(issue);
         }
     }
 

@@ -5,6 +5,10 @@ import io.rdma4j.collectives.core.Engine;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.bootstrap.Store;
 
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
 /**
  * What a world communicator and its splits share: the engine (one collective at a time over
  * the shared transport), the transports, the store, the topology, the policy and the context
@@ -26,6 +30,11 @@ final class World {
     private final boolean ownsTransport;
     private final boolean ownsStore;
     private final boolean ownsLocal;
+    /**
+     * The calls of the splits not closed yet: the world closes them with itself, so that no
+     * split's progress thread outlives the transport it drives.
+     */
+    private final Set<IssueOrder> openSplits = ConcurrentHashMap.newKeySet();
 
     World(Engine engine, Transport transport, boolean ownsTransport, Store store, boolean ownsStore, String id,
           Transport localTransport, boolean ownsLocal, Topology topology, Hierarchy hierarchy, AlgorithmPolicy policy) {
@@ -50,8 +59,24 @@ final class World {
         }
     }
 
-    /** Releases the staging memory, then the transports and the store this world created. */
-    void close() {
+    void splitOpened(IssueOrder split) {
+        openSplits.add(split);
+    }
+
+    void splitClosed(IssueOrder split) {
+        openSplits.remove(split);
+    }
+
+    /**
+     * Closes the splits still open (each waits up to {@code timeout} for its queued calls, as its
+     * own close would), then releases the staging memory, the transports and the store this
+     * world created.
+     */
+    void close(Duration timeout) {
+        for (IssueOrder split : openSplits) {
+            split.close(timeout);
+        }
+        openSplits.clear();
         engine.lock().lock();
         try {
             engine.close();

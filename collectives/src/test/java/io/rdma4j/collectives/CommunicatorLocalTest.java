@@ -12,6 +12,7 @@ import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -81,6 +82,24 @@ class CommunicatorLocalTest {
             c.close(); // idempotent
             IllegalStateException closed = assertThrows(IllegalStateException.class, c::barrier);
             assertTrue(closed.getMessage().contains("closed"));
+        }
+    }
+
+    @Test
+    void closingTheWorldClosesTheSplitsLeftOpenAndEndsTheirProgressThreads() throws InterruptedException {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            Communicator world = single(g);
+            Communicator sub = world.split(0, 0);
+            float[] f = {1, 2};
+            sub.allReduceAsync(MemorySegment.ofArray(f), DataType.F32, ReduceOp.SUM).await(Duration.ofSeconds(5));
+            Thread progress = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.threadId() == sub.progressThreadId()).findFirst().orElseThrow();
+            world.close(); // the split is never closed by the program
+            progress.join(Duration.ofSeconds(10));
+            assertFalse(progress.isAlive(), "the split's progress thread outlived its world");
+            IllegalStateException closed = assertThrows(IllegalStateException.class, sub::barrier);
+            assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
+            sub.close(); // still fine afterwards
         }
     }
 
