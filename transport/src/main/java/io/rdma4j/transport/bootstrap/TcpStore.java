@@ -45,7 +45,9 @@ public final class TcpStore implements Store {
     private Socket socket;
     private DataInputStream in;
     private DataOutputStream out;
-    private boolean closed;
+    /** Written without the lock, so that {@link #close} can end a request that blocks holding it. */
+    private volatile boolean closed;
+    private final Object closeLock = new Object();
     /** Why the connection was dropped, or null: after a request that got no whole answer, the next answer could be its. */
     private String dropped;
 
@@ -241,6 +243,9 @@ public final class TcpStore implements Store {
     }
 
     private TransportException failure(String what, String key, IOException e) {
+        if (closed) {
+            return new TransportException(-1, "store client was closed during " + what + " '" + key + "'", e);
+        }
         return new TransportException(-1, "store at " + host + ":" + port + " failed " + what + " '" + key + "': " + e, e);
     }
 
@@ -257,13 +262,20 @@ public final class TcpStore implements Store {
         }
     }
 
-    /** Disconnects; the hosting rank also stops the server. Idempotent. */
+    /**
+     * Disconnects; the hosting rank also stops the server. Idempotent. Does not wait for the
+     * lock that requests hold: a {@link #get} blocked on a key that never comes (a peer that died
+     * before setting it) fails at once with "closed" instead of holding close up for its wait.
+     */
     @Override
-    public synchronized void close() {
-        if (!closed) {
+    public void close() {
+        synchronized (closeLock) {
+            if (closed) {
+                return;
+            }
             closed = true;
-            closeQuietly();
         }
+        closeQuietly();
     }
 
     @Override

@@ -179,6 +179,32 @@ class TcpStoreTest extends StoreContractTest {
     }
 
     @Test
+    void closeEndsAGetThatWaitsForAKeyInsteadOfWaitingBehindIt() throws Exception {
+        newClient().close(); // starts the server
+        TcpStore store = TcpStore.builder().address("127.0.0.1").port(server.port()).token(TOKEN)
+                .timeout(Duration.ofSeconds(60)).build();
+        java.util.concurrent.CompletableFuture<Throwable> waiter = new java.util.concurrent.CompletableFuture<>();
+        Thread getter = Thread.ofPlatform().start(() -> {
+            try {
+                store.get("never-set", Duration.ofSeconds(60));
+                waiter.complete(null);
+            } catch (Throwable t) {
+                waiter.complete(t);
+            }
+        });
+        Thread.sleep(300); // the get is on the wire, blocking in the server's wait
+        long start = System.nanoTime();
+        store.close();
+        Throwable failure = waiter.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(tookMs < 10_000, "close and the get's end took " + tookMs + " ms");
+        assertTrue(failure instanceof TransportException && failure.getMessage().contains("closed during get 'never-set'"),
+                String.valueOf(failure));
+        getter.join(5_000);
+        assertThrows(IllegalStateException.class, () -> store.get("never-set", Duration.ZERO));
+    }
+
+    @Test
     void theEnvironmentsTimeoutIsReadAsTheTransportsIs() {
         TcpStore.builder().fromEnvironment(Map.of("RDMA4J_TIMEOUT_MS", "3000000000")); // 35 days: a long, not an int
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
