@@ -23,13 +23,7 @@ record PeerInfo(int rank, long pid, String dir, String prefix, String host) {
     /** This host's boot id plus this process's pid namespace. */
     static String localHost() {
         String boot = readOr(Path.of("/proc/sys/kernel/random/boot_id"), "unknown-boot");
-        String pidNs;
-        try {
-            pidNs = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
-        } catch (IOException | UnsupportedOperationException e) {
-            pidNs = "unknown-pidns";
-        }
-        return boot + "/" + pidNs;
+        return boot + "/pidns-" + ShmFiles.PID_NAMESPACE;
     }
 
     byte[] toBytes() {

@@ -12,21 +12,28 @@ import java.util.regex.Pattern;
 /**
  * Names of one rank's shared files and the cleanup rule for files whose process is gone.
  *
- * <p>Every file is named {@code rdma4j-<job>-r<rank>-p<pid>-<kind>} with kind {@code ctl} (the
- * control file) or {@code heap<N>} (a slab of remotely accessible buffers). Cleanup rule:
+ * <p>Every file is named {@code rdma4j-<job>-n<pidns>-r<rank>-p<pid>-<kind>} with kind {@code ctl}
+ * (the control file) or {@code heap<N>} (a slab of remotely accessible buffers), and {@code pidns}
+ * the inode of the creating process's pid namespace ({@code /proc/self/ns/pid}; 0 where it cannot
+ * be read). Cleanup rule:
  * <ol>
  *   <li>a transport unlinks its own files in {@code close()} (and from a shutdown hook when the
  *       JVM exits without closing it);</li>
  *   <li>a rank that sees a peer die unlinks the peer's files;</li>
- *   <li>every transport, when it starts, unlinks any {@code rdma4j-*} file in its directory whose
- *       pid is not a live process, or is a live process that started after the file was last
- *       written (the pid was reused).</li>
+ *   <li>every transport, when it starts, unlinks any such file of its own pid namespace in its
+ *       directory whose pid is not a live process, or is a live process that started after the
+ *       file was last written (the pid was reused).</li>
  * </ol>
  * So a crashed job leaves nothing behind once any of its ranks survives to notice, or at the
- * latest when the next job starts on that host.
+ * latest when the next job starts in that pid namespace. The namespace is in the name because
+ * containers can share one /dev/shm ({@code docker run --ipc=host}) while each sees only its own
+ * processes: a pid is only meaningful in the namespace that gave it, and a container that judged
+ * another container's files by its own pids would unlink files that a live job still opens.
  */
 final class ShmFiles {
-    private static final Pattern OWNED = Pattern.compile("rdma4j-.+-r\\d+-p(\\d+)-(?:ctl|heap\\d+)");
+    private static final Pattern OWNED = Pattern.compile("rdma4j-.+-n(\\d+)-r\\d+-p(\\d+)-(?:ctl|heap\\d+)");
+    /** This process's pid namespace (the inode of {@code /proc/self/ns/pid}), 0 if unknown. */
+    static final long PID_NAMESPACE = readPidNamespace();
     private static final long PID_REUSE_SLACK_MILLIS = 60_000; // start times derive from boot time + jiffies: allow clock skew
 
     private final Path dir;
@@ -38,7 +45,17 @@ final class ShmFiles {
     }
 
     static String prefix(String job, int rank, long pid) {
-        return "rdma4j-" + sanitize(job) + "-r" + rank + "-p" + pid;
+        return "rdma4j-" + sanitize(job) + "-n" + PID_NAMESPACE + "-r" + rank + "-p" + pid;
+    }
+
+    private static long readPidNamespace() {
+        try {
+            // "pid:[4026531836]"
+            String link = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+            return Long.parseLong(link.replaceAll("\\D", ""));
+        } catch (IOException | UnsupportedOperationException | NumberFormatException e) {
+            return 0;
+        }
     }
 
     Path dir() {
@@ -76,14 +93,18 @@ final class ShmFiles {
         return deleted;
     }
 
-    /** Unlinks the files in {@code dir} left by processes that no longer exist (rule 3). */
+    /**
+     * Unlinks the files in {@code dir} left by processes of this pid namespace that no longer
+     * exist (rule 3); files of other namespaces are never judged here.
+     */
     static int reapStale(Path dir) {
         int deleted = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "rdma4j-*")) {
             for (Path f : files) {
                 Matcher m = OWNED.matcher(f.getFileName().toString());
                 try {
-                    if (m.matches() && isStale(f, Long.parseLong(m.group(1))) && MappedFile.deleteQuietly(f)) {
+                    if (m.matches() && Long.parseLong(m.group(1)) == PID_NAMESPACE
+                            && isStale(f, Long.parseLong(m.group(2))) && MappedFile.deleteQuietly(f)) {
                         deleted++;
                     }
                 } catch (IOException | NumberFormatException e) {

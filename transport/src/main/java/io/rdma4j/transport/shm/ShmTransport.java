@@ -22,7 +22,7 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * The shared-memory provider, for ranks on one host (separate processes or threads).
  *
- * <p>Each rank creates a control file {@code <shmDir>/rdma4j-<id>-r<rank>-p<pid>-ctl} (rings,
+ * <p>Each rank creates a control file {@code <shmDir>/rdma4j-<id>-n<pidns>-r<rank>-p<pid>-ctl} (rings,
  * bounce buffers and the region table; see {@code ShmLayout}) and, on demand, slab files
  * {@code ...-heap<N>} from which {@link #allocate} carves remotely accessible buffers; it
  * publishes its pid and file prefix in the store under {@code rdma4j/shm/rank/<rank>}. A
@@ -43,10 +43,11 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p><b>Cleanup rule.</b> {@link #close} unmaps everything and unlinks this rank's files (a JVM
  * shutdown hook does the same if the JVM exits without closing). A rank that sees a peer die
- * unlinks the dead peer's files. A new transport unlinks every {@code rdma4j-*} file in its
- * directory whose pid is gone (or was reused by a process started after the file was written).
- * So nothing is left in the shm directory once any rank of a crashed job survives to notice, or
- * at the latest when the next job starts on that host.
+ * unlinks the dead peer's files. A new transport unlinks every rdma4j file of its own pid
+ * namespace in its directory whose pid is gone (or was reused by a process started after the file
+ * was written). So nothing is left in the shm directory once any rank of a crashed job survives
+ * to notice, or at the latest when the next job starts in that pid namespace ({@code ShmFiles}
+ * says why other namespaces' files are left to them).
  */
 public final class ShmTransport implements Transport {
     /**

@@ -5,7 +5,7 @@
  * {@code FileChannel.map(..., Arena)}.
  *
  * <h2>Files</h2>
- * Each rank owns {@code rdma4j-<id>-r<rank>-p<pid>-ctl} (header, the rank's
+ * Each rank owns {@code rdma4j-<id>-n<pidns>-r<rank>-p<pid>-ctl} (header, the rank's
  * {@link io.rdma4j.transport.SharedWindow}, region table, and one inbound area per peer with its
  * rings and bounce chunks, see {@code ShmLayout})
  * and slab files {@code ...-heap<N>} from which {@code allocate()} carves remotely accessible

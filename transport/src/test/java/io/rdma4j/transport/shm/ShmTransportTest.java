@@ -730,21 +730,28 @@ class ShmTransportTest {
         Process p = new ProcessBuilder("true").start();
         p.waitFor();
         long deadPid = p.pid();
-        Path stale = group.shmDir.resolve("rdma4j-old-r3-p" + deadPid + "-ctl");
-        Path staleSlab = group.shmDir.resolve("rdma4j-old-r3-p" + deadPid + "-heap0");
-        Path live = group.shmDir.resolve("rdma4j-other-r0-p" + ProcessHandle.current().pid() + "-ctl");
+        Path stale = group.shmDir.resolve(ShmFiles.prefix("old", 3, deadPid) + "-ctl");
+        Path staleSlab = group.shmDir.resolve(ShmFiles.prefix("old", 3, deadPid) + "-heap0");
+        Path live = group.shmDir.resolve(ShmFiles.prefix("other", 0, ProcessHandle.current().pid()) + "-ctl");
+        // another container sharing the directory (docker --ipc=host): its pids are not ours to judge
+        Path otherNamespace = group.shmDir.resolve("rdma4j-old-n" + (ShmFiles.PID_NAMESPACE + 1) + "-r3-p" + deadPid
+                + "-ctl");
         Path foreign = group.shmDir.resolve("not-ours");
-        for (Path f : new Path[] {stale, staleSlab, live, foreign}) {
+        for (Path f : new Path[] {stale, staleSlab, live, otherNamespace, foreign}) {
             Files.write(f, new byte[1]);
         }
         try (ShmTransport t = group.transport(0, 1)) {
             assertFalse(Files.exists(stale));
             assertFalse(Files.exists(staleSlab));
             assertTrue(Files.exists(live), "a live process's file is kept");
+            assertTrue(Files.exists(otherNamespace), "another pid namespace's file is kept");
             assertTrue(Files.exists(foreign), "files not named by rdma4j are never touched");
             assertTrue(Files.exists(t.controlFile()));
+            assertTrue(t.controlFile().getFileName().toString().contains("-n" + ShmFiles.PID_NAMESPACE + "-r0-p"),
+                    t.controlFile().toString());
         }
         Files.delete(live);
+        Files.delete(otherNamespace);
         Files.delete(foreign);
         assertEquals(java.util.List.of(), group.leftovers());
     }
