@@ -204,6 +204,8 @@ public final class GradientBucketer implements AutoCloseable {
         boolean done;
         try {
             done = w.awaitNanos(timeoutNanos);
+        } catch (Work.InterruptedWait interrupted) {
+            throw interrupted; // still running over this bucket: close() waits for it before freeing it
         } catch (RuntimeException failed) {
             works[b] = null; // awaited: the handle belongs to the communicator again
             throw failed;
@@ -324,7 +326,7 @@ public final class GradientBucketer implements AutoCloseable {
      * Releases the buckets, after the launched allreduces not yet awaited, which use them, ended:
      * however long they take (a call that stops progressing fails after the communicator's
      * timeout), since a bucket freed under a running call is memory the transport still reads
-     * and writes.
+     * and writes. An interrupt of the closing thread does not shorten that wait; it stays set.
      */
     @Override
     public void close() {
@@ -335,7 +337,7 @@ public final class GradientBucketer implements AutoCloseable {
         for (Work w : works) {
             if (w != null) {
                 try {
-                    w.await();
+                    w.awaitUninterruptibly(); // an interrupted thread's close too: the call still uses the bucket
                 } catch (RuntimeException ignored) {
                     // reported to whoever awaited it; the call is over, so its memory can go
                 }

@@ -145,6 +145,39 @@ public final class Work {
     }
 
     /**
+     * {@link #await()} that an interrupt does not end (the interrupt is kept for the caller): for
+     * whoever frees the call's memory next, which must not happen while the call still runs.
+     */
+    void awaitUninterruptibly() {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    awaitNanos(Long.MAX_VALUE);
+                    return;
+                } catch (InterruptedWait e) {
+                    interrupted = true;
+                    Thread.interrupted();
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * A wait that the waiting thread's interrupt ended, not the call: the call goes on and its
+     * handle stays valid (unlike a failure, after which the handle went back to its communicator).
+     */
+    static final class InterruptedWait extends CollectiveException {
+        InterruptedWait(String message) {
+            super(-1, message);
+        }
+    }
+
+    /**
      * {@link #await(Duration)} without a {@code Duration} nor an exception on timeout: returns
      * false if the call is still running after {@code timeoutNanos} (the handle stays valid).
      */
@@ -165,7 +198,8 @@ public final class Work {
             }
             if (Thread.interrupted()) {
                 Thread.currentThread().interrupt();
-                throw new CollectiveException(-1, "interrupted while waiting for " + kind.apiName);
+                throw new InterruptedWait("interrupted while waiting for " + kind.apiName
+                        + " (the call goes on; its handle stays valid)");
             }
             if (idles < SPINS) {
                 Thread.onSpinWait();

@@ -141,6 +141,46 @@ class GradientBucketerTest {
      * the communicator's timeout because calls queued ahead of it took their time (each within the
      * timeout): on rank 0 a barrier and the allreduce wait 1.5 s each for rank 1.
      */
+    /**
+     * A training thread that carries an interrupt (a cancelled task, shutdownNow) must not free a
+     * bucket under its running allreduce: the interrupted finish leaves the call running, and
+     * close still waits for it.
+     */
+    @Test
+    void anInterruptedThreadsFinishAndCloseDoNotFreeABucketUnderItsAllReduce() throws Exception {
+        long bytes = 1 << 16;
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = Communicator.builder().transport(t).store(store)
+                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(5))).build()) {
+                    GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {bytes}, bytes,
+                            ReduceOp.SUM);
+                    bk.gradient(0).fill((byte) 0);
+                    bk.gradient(0).setAtIndex(ValueLayout.JAVA_FLOAT, 5, rank + 1f);
+                    if (rank == 0) {
+                        bk.markReady(0);
+                        Thread.sleep(100); // the progress thread is running it, not this thread
+                        Thread.currentThread().interrupt();
+                        CollectiveException e = assertThrows(CollectiveException.class, () -> bk.finish(AWAIT));
+                        assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
+                        long start = System.nanoTime();
+                        bk.close(); // the thread is still interrupted
+                        assertTrue(System.nanoTime() - start > Duration.ofMillis(1000).toNanos(),
+                                "close returned before the allreduce could have ended");
+                        assertTrue(Thread.interrupted(), "close kept the interrupt for its caller");
+                    } else {
+                        Thread.sleep(1500);
+                        bk.markReady(0);
+                        bk.finish(AWAIT);
+                        assertEquals(3f, bk.gradient(0).getAtIndex(ValueLayout.JAVA_FLOAT, 5));
+                        bk.close();
+                    }
+                    c.barrier(); // neither rank's communicator broke
+                }
+            });
+        }
+    }
+
     @Test
     void closeWaitsForALaunchedAllReduceHoweverLongItTakes() throws Exception {
         long bytes = 1 << 16;
