@@ -11,7 +11,9 @@ import java.lang.invoke.MethodHandle;
  */
 final class CmCalls {
     static {
-        load(); // the generated lookups below find symbols only once the libraries are loaded
+        // the generated lookups below find symbols only once the libraries are loaded; callers
+        // load them first (NativeLibrary.loadRdmaCm), so a missing one is never thrown from here
+        NativeLibrary.loadRdmaCm();
     }
 
     static final MethodHandle CREATE_EVENT_CHANNEL = Downcalls.errnoCapturing(RdmaCm.rdma_create_event_channel$address(), RdmaCm.rdma_create_event_channel$descriptor());
@@ -28,12 +30,6 @@ final class CmCalls {
     static final MethodHandle MIGRATE_ID = Downcalls.errnoCapturing(RdmaCm.rdma_migrate_id$address(), RdmaCm.rdma_migrate_id$descriptor());
 
     private CmCalls() {
-    }
-
-    /** Loads librdmacm and libibverbs (whose contexts and QPs rdma_cm hands out). */
-    static void load() {
-        NativeLibrary.IBVERBS.load();
-        NativeLibrary.RDMACM.load();
     }
 
     /** Runs a call returning 0 / -1 + errno; throws naming {@code what} on -1. */

@@ -26,7 +26,7 @@ final class CmEventChannel implements AutoCloseable {
     }
 
     static CmEventChannel create() {
-        CmCalls.load();
+        NativeLibrary.loadRdmaCm(); // before CmCalls initialises: see there
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Downcalls.captureState(arena);
             MemorySegment ch = (MemorySegment) CmCalls.CREATE_EVENT_CHANNEL.invokeExact(errno);
@@ -54,13 +54,12 @@ final class CmEventChannel implements AutoCloseable {
      * @throws VerbsTimeoutException naming {@code awaited} when none arrives in time
      */
     CmEvent next(long timeoutMillis, String awaited) {
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        long start = System.nanoTime();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Downcalls.captureState(arena);
             MemorySegment out = arena.allocate(ADDRESS);
             while (true) {
-                long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
-                Posix.awaitReadable(fd, left, awaited);
+                Posix.awaitReadable(fd, start, timeoutMillis, awaited);
                 int rc = (int) CmCalls.GET_CM_EVENT.invokeExact(errno, channel, out);
                 if (rc == 0) {
                     break;

@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Optional;
 
 /**
@@ -24,20 +25,34 @@ import java.util.Optional;
 @SuppressWarnings("restricted")
 public final class NativeLibrary {
     public static final NativeLibrary IBVERBS = new NativeLibrary("libibverbs",
-            System.getProperty("rdma4j.libibverbs", "libibverbs.so.1"), NativeLibraryHints.IBVERBS);
+            System.getProperty("rdma4j.libibverbs", "libibverbs.so.1"), NativeLibraryHints.IBVERBS,
+            RequiredSymbols.IBVERBS);
     public static final NativeLibrary RDMACM = new NativeLibrary("librdmacm",
-            System.getProperty("rdma4j.librdmacm", "librdmacm.so.1"), NativeLibraryHints.RDMACM);
+            System.getProperty("rdma4j.librdmacm", "librdmacm.so.1"), NativeLibraryHints.RDMACM,
+            RequiredSymbols.RDMACM);
 
     private final String displayName;
     private final String soname;
     private final String installHint;
+    private final String[] required;
     private volatile SymbolLookup lookup;
     private volatile LibraryMissingException failure;
 
-    NativeLibrary(String displayName, String soname, String installHint) {
+    NativeLibrary(String displayName, String soname, String installHint, String... required) {
         this.displayName = displayName;
         this.soname = soname;
         this.installHint = installHint;
+        this.required = required.clone();
+    }
+
+    /**
+     * Loads librdmacm and the libibverbs it hands contexts and QPs of: what every rdma_cm entry
+     * point calls before it touches a handle, so that a missing library is this class's
+     * {@link LibraryMissingException}, not a failed class initialisation.
+     */
+    static void loadRdmaCm() {
+        IBVERBS.load();
+        RDMACM.load();
     }
 
     public String soname() {
@@ -54,7 +69,11 @@ public final class NativeLibrary {
         }
     }
 
-    /** Loads the library once; later calls return the cached lookup or rethrow the cached failure. */
+    /**
+     * Loads the library once; later calls return the cached lookup or rethrow the cached failure.
+     * A library that lacks one of the symbols rdma4j calls (one older than it needs) fails here,
+     * with what to upgrade, rather than at the first call that needs the symbol.
+     */
     public SymbolLookup load() {
         SymbolLookup l = lookup;
         if (l != null) {
@@ -64,8 +83,13 @@ public final class NativeLibrary {
             if (lookup == null && failure == null) {
                 try {
                     SymbolLookup found = SymbolLookup.libraryLookup(soname, Arena.global());
-                    resolvedPath().ifPresent(p -> System.load(p.toString()));
-                    lookup = found;
+                    Optional<String> absent = Arrays.stream(required).filter(s -> found.find(s).isEmpty()).findFirst();
+                    if (absent.isPresent()) {
+                        failure = tooOld(absent.get());
+                    } else {
+                        resolvedPath().ifPresent(p -> System.load(p.toString()));
+                        lookup = found;
+                    }
                 } catch (IllegalArgumentException | UnsatisfiedLinkError e) {
                     failure = new LibraryMissingException(displayName + " (" + soname + ") could not be loaded: "
                             + e.getMessage() + ". Install it: " + installHint + ".");
@@ -80,9 +104,12 @@ public final class NativeLibrary {
 
     /** The library's address of {@code symbol}, loading the library first. */
     public MemorySegment symbol(String symbol) {
-        return load().find(symbol).orElseThrow(() -> new LibraryMissingException(
-                displayName + " (" + soname + ") has no symbol " + symbol
-                        + "; it is older than rdma4j needs (rdma-core >= 34). Upgrade it: " + installHint + "."));
+        return load().find(symbol).orElseThrow(() -> tooOld(symbol));
+    }
+
+    private LibraryMissingException tooOld(String symbol) {
+        return new LibraryMissingException(displayName + " (" + soname + ") has no symbol " + symbol
+                + "; it is older than rdma4j needs (rdma-core >= 34). Upgrade it: " + installHint + ".");
     }
 
     /**

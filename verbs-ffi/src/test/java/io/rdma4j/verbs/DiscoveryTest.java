@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -80,6 +81,53 @@ class DiscoveryTest {
         LibraryMissingException e = assertThrows(LibraryMissingException.class, cm::load);
         assertTrue(e.getMessage().contains("librdmacm1"), e.getMessage());
         assertTrue(NativeLibraryHints.IBVERBS.contains("libibverbs1") && NativeLibraryHints.IBVERBS.contains("rdma-core"));
+    }
+
+    @Test
+    void aLibraryWithoutASymbolRdma4jCallsIsReportedAsTooOldWhenItLoads() {
+        // libc loads, but has none of libibverbs' functions: a stand-in for an rdma-core older than 34
+        NativeLibrary old = new NativeLibrary("libibverbs", "libc.so.6", NativeLibraryHints.IBVERBS,
+                "ibv_get_device_list", "ibv_reg_dmabuf_mr");
+        LibraryMissingException e = assertThrows(LibraryMissingException.class, old::load);
+        assertTrue(e.getMessage().contains("has no symbol ibv_get_device_list")
+                && e.getMessage().contains("rdma-core >= 34"), e.getMessage());
+        assertFalse(old.isAvailable());
+        DeviceDiscovery d = RdmaDevices.discover(old);
+        assertEquals(DiscoveryStatus.LIBRARY_MISSING, d.status());
+        assertTrue(d.explanation().contains("ibv_get_device_list"), d.explanation());
+    }
+
+    /**
+     * rdma_cm's entry points load the libraries before anything initialises the handles that
+     * need them, so a missing librdmacm is the install report every time, not an
+     * ExceptionInInitializerError and then NoClassDefFoundError. In a JVM of its own: the
+     * library's name is fixed when NativeLibrary initialises.
+     */
+    @Test
+    void rdmaCmReportsAMissingLibrdmacmOnEveryCall() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED",
+                "-Drdma4j.librdmacm=librdma4j-test-absent-cm.so.1", "-cp", System.getProperty("java.class.path"),
+                CmWithoutLibrary.class.getName()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), out);
+        assertTrue(out.contains("call 1: LibraryMissingException") && out.contains("call 2: LibraryMissingException"),
+                out);
+        assertTrue(out.contains(USERLAND ? "librdma4j-test-absent-cm.so.1" : "libibverbs.so.1"), out);
+    }
+
+    /** The child JVM of {@link #rdmaCmReportsAMissingLibrdmacmOnEveryCall}. */
+    static final class CmWithoutLibrary {
+        public static void main(String[] args) {
+            for (int call = 1; call <= 2; call++) {
+                try {
+                    CmId.create().close();
+                    System.out.println("call " + call + ": created");
+                } catch (Throwable t) {
+                    System.out.println("call " + call + ": " + t.getClass().getSimpleName() + ": " + t.getMessage());
+                }
+            }
+        }
     }
 
     @Test
