@@ -69,10 +69,9 @@ public final class CompletionChannel extends NativeResource {
      */
     public synchronized CompletionQueue awaitEvent(long timeoutMillis) {
         ensureOpen();
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        long start = System.nanoTime();
         while (true) {
-            long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
-            Posix.awaitReadable(fd, left, "a completion event on " + description());
+            Posix.awaitReadable(fd, start, timeoutMillis, "a completion event on " + description());
             try {
                 int rc = (int) IbvCalls.GET_CQ_EVENT.invokeExact(errno, channel, cqOut, cqContextOut);
                 if (rc == 0) {

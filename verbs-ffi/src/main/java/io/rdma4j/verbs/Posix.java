@@ -1,6 +1,5 @@
 package io.rdma4j.verbs;
 
-import io.rdma4j.nativesupport.internal.Checks;
 import io.rdma4j.nativesupport.internal.LibC;
 import io.rdma4j.verbs.ffi.Verbs;
 import io.rdma4j.verbs.ffi.pollfd;
@@ -31,27 +30,36 @@ final class Posix {
     }
 
     /**
-     * Waits until {@code fd} is readable or {@code timeoutMillis} passed; EINTR restarts the wait
-     * with the time that is left.
+     * Waits until {@code fd} is readable or {@code timeoutMillis} since {@code startNanos} (a
+     * {@link System#nanoTime()}) passed; EINTR restarts the wait with the time that is left. A
+     * caller that reads in a loop passes the loop's start, so every pass waits only for what is
+     * left of the one timeout. {@link Long#MAX_VALUE} (or any wait too long to count in
+     * nanoseconds) waits for good, in polls of at most {@link Integer#MAX_VALUE} ms each.
      *
-     * @throws VerbsTimeoutException naming {@code awaited} when the time ran out
+     * A negative timeout is no wait (callers pass what is left of their own deadlines).
+     *
+     * @throws VerbsTimeoutException naming {@code awaited} and {@code timeoutMillis} when the time ran out
      */
-    static void awaitReadable(int fd, long timeoutMillis, String awaited) {
-        Checks.inRange("timeoutMillis", timeoutMillis, 0, Integer.MAX_VALUE);
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+    static void awaitReadable(int fd, long startNanos, long timeoutMillis, String awaited) {
+        long timeoutNanos = timeoutMillis > Long.MAX_VALUE / 1_000_000L ? Long.MAX_VALUE
+                : Math.max(0, timeoutMillis) * 1_000_000L;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment fds = pollfd.allocate(arena);
             while (true) {
-                long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                long left = timeoutNanos - (System.nanoTime() - startNanos);
+                long leftMillis = left <= 0 ? 0 : (left - 1) / 1_000_000L + 1; // rounded up: never a busy poll(0) loop
                 pollfd.fd(fds, fd);
                 pollfd.events(fds, (short) Verbs.POLLIN());
                 pollfd.revents(fds, (short) 0);
-                int n = LibC.poll(fds, 1, (int) left);
+                int n = LibC.poll(fds, 1, (int) Math.min(Integer.MAX_VALUE, leftMillis));
                 if (n > 0) {
                     return;
                 }
                 if (n == 0) {
-                    throw new VerbsTimeoutException(awaited, timeoutMillis);
+                    if (timeoutNanos - (System.nanoTime() - startNanos) <= 0) {
+                        throw new VerbsTimeoutException(awaited, timeoutMillis);
+                    }
+                    continue; // one slice of a longer wait
                 }
                 if (-n != Verbs.EINTR()) {
                     throw new VerbsException("poll while waiting for " + awaited, -n);

@@ -9,6 +9,7 @@ import io.rdma4j.verbs.ffi.sockaddr_storage;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
+import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -34,6 +35,8 @@ final class SocketAddresses {
             sockaddr_in6.sin6_family(sa, (short) RdmaCm.AF_INET6());
             sockaddr_in6.sin6_port(sa, port);
             MemorySegment.copy(ip, 0, sockaddr_in6.sin6_addr(sa), JAVA_BYTE, 0, ip.length);
+            // the interface of a link-local address (fe80::1%eth0): the kernel refuses one without it
+            sockaddr_in6.sin6_scope_id(sa, ((Inet6Address) address.getAddress()).getScopeId());
         }
         return sa;
     }

@@ -84,8 +84,9 @@ public final class WorkCompletions implements AutoCloseable {
         return wcs.get(INT, at(i, VENDOR_ERR));
     }
 
-    public int byteLen(int i) {
-        return wcs.get(INT, at(i, BYTE_LEN));
+    /** Bytes the completion moved: an unsigned 32-bit count (a message of 2 GiB or more is not negative). */
+    public long byteLen(int i) {
+        return Integer.toUnsignedLong(wcs.get(INT, at(i, BYTE_LEN)));
     }
 
     /** The immediate value in host order (it travels big-endian, as C senders write htonl(x)). */

@@ -31,6 +31,8 @@ class WorkCompletionsTest {
             assertEquals(1000, wcs.wrId(0));
             assertEquals(1001, wcs.wrId(1));
             assertEquals(128, wcs.byteLen(1));
+            ibv_wc.byte_len(wcs.segment(), 0x8000_0000); // 2 GiB, the largest message a port may take
+            assertEquals(1L << 31, wcs.byteLen(0), "byte_len is unsigned");
             assertEquals(0xcafe0001, wcs.immData(1), "immediate converted to host order");
             assertTrue(wcs.hasImmData(0));
             assertEquals(Verbs.IBV_WC_RECV_RDMA_WITH_IMM(), wcs.opcode(0));
