@@ -102,6 +102,7 @@ public final class DataParallel implements AutoCloseable {
             if (state != null && state.length() > 0) {
                 FlatArray.of("updater state", state, arena, allowZeroCopy).broadcastFrom(comm, 0);
             }
+            takeCountsFromRankZero();
             this.gradients = FlatArray.of("gradients", model.getGradientsViewArray(), arena, allowZeroCopy);
         } catch (RuntimeException e) {
             agreement.close();
@@ -109,6 +110,42 @@ public final class DataParallel implements AutoCloseable {
             throw e;
         }
         model.addListeners(listener);
+    }
+
+    /**
+     * Rank 0's iteration and epoch counts: Adam's bias correction and every learning-rate
+     * schedule read them, so a network resumed from a checkpoint on rank 0 beside fresh ones
+     * elsewhere would otherwise step differently from the first batch on.
+     */
+    private void takeCountsFromRankZero() {
+        try (RegisteredBuffer counts = comm.allocate(2L * Long.BYTES)) {
+            MemorySegment c = counts.segment();
+            switch (model) {
+                case MultiLayerNetwork n -> {
+                    c.setAtIndex(ValueLayout.JAVA_LONG, 0, n.getIterationCount());
+                    c.setAtIndex(ValueLayout.JAVA_LONG, 1, n.getEpochCount());
+                }
+                case ComputationGraph g -> {
+                    c.setAtIndex(ValueLayout.JAVA_LONG, 0, g.getIterationCount());
+                    c.setAtIndex(ValueLayout.JAVA_LONG, 1, g.getEpochCount());
+                }
+                default -> throw new IllegalArgumentException("unsupported model " + model.getClass().getName());
+            }
+            comm.broadcast(c, 2, DataType.I64, 0);
+            int iterations = (int) c.getAtIndex(ValueLayout.JAVA_LONG, 0);
+            int epochs = (int) c.getAtIndex(ValueLayout.JAVA_LONG, 1);
+            switch (model) {
+                case MultiLayerNetwork n -> {
+                    n.setIterationCount(iterations);
+                    n.setEpochCount(epochs);
+                }
+                case ComputationGraph g -> { // the graph hands them to its layers when it fits
+                    g.getConfiguration().setIterationCount(iterations);
+                    g.getConfiguration().setEpochCount(epochs);
+                }
+                default -> throw new IllegalArgumentException("unsupported model " + model.getClass().getName());
+            }
+        }
     }
 
     private static INDArray updaterState(Model model) {

@@ -91,6 +91,23 @@ class DataParallelTest {
         }
     }
 
+    /**
+     * Rank 0 resumes from a checkpoint (iteration 1000) while rank 1 starts fresh: Adam's bias
+     * correction reads the iteration count, so both must step with rank 0's.
+     */
+    @Test
+    void aNetworkResumedOnRankZeroGivesEveryRankItsIterationCount() throws Exception {
+        try (RankProcesses p = RankProcesses.launch(2, TrainRank.class, env("shm"), "mlp", "FLOAT", "adam",
+                Integer.toString(STEPS), Integer.toString(ROWS), out.toString(), "true", "-1", "1000")) {
+            p.awaitSuccess(TIMEOUT);
+            for (int r = 0; r < 2; r++) {
+                assertTrue(p.output(r).contains("iterations " + (1000 + STEPS)), p.output(r));
+            }
+        }
+        assertBitIdenticalAcrossRanks(new byte[][] {Files.readAllBytes(out.resolve("rank0.bin")),
+                Files.readAllBytes(out.resolve("rank1.bin"))});
+    }
+
     @Test
     void aRankWithFewerBatchesFailsEveryRankSayingSo() throws Exception {
         try (RankProcesses p = RankProcesses.launch(2, TrainRank.class, env("shm"), "mlp", "FLOAT", "sgd",

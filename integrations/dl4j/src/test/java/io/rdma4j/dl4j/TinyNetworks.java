@@ -98,6 +98,29 @@ final class TinyNetworks {
     }
 
     /** The raw bits of the network's parameters, in order. */
+    /** Sets the iteration and epoch counts, as a network resumed from a checkpoint has them. */
+    static void setCounts(Model model, int iterations, int epochs) {
+        switch (model) {
+            case MultiLayerNetwork n -> {
+                n.setIterationCount(iterations);
+                n.setEpochCount(epochs);
+            }
+            case ComputationGraph g -> {
+                g.getConfiguration().setIterationCount(iterations);
+                g.getConfiguration().setEpochCount(epochs);
+            }
+            default -> throw new IllegalArgumentException(model.getClass().getName());
+        }
+    }
+
+    static int iterations(Model model) {
+        return switch (model) {
+            case MultiLayerNetwork n -> n.getIterationCount();
+            case ComputationGraph g -> g.getIterationCount();
+            default -> throw new IllegalArgumentException(model.getClass().getName());
+        };
+    }
+
     static byte[] parameterBits(Model model) {
         INDArray p = model.params();
         ByteBuffer b;
