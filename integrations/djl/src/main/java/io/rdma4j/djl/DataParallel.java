@@ -45,12 +45,21 @@ import java.util.Objects;
  * rank throw {@link UnevenDataException} instead of leaving the others waiting. The gradients are
  * copied from the tensors into rdma4j's registered buckets and back, so the verbs provider never
  * registers memory that PyTorch owns. CPU tensors of FLOAT32 or FLOAT64 only.
+ *
+ * <p>Parameters without gradients (e.g. {@code BatchNorm}'s running mean and variance, which each
+ * rank's forward passes update from its own batches) are rank 0's on every rank: broadcast with
+ * the others at {@link #initialize} and again after every step, as PyTorch's
+ * DistributedDataParallel does with its buffers. So the ranks' models stay the same model for
+ * evaluation and for whichever rank saves it.
  */
 public final class DataParallel implements TrainingListener, AutoCloseable {
     private final Communicator comm;
     private final BatchAgreement agreement;
     private Trainer trainer;
     private List<Parameter> parameters;
+    /** The parameters without gradients, in name order, and the registered memory they are broadcast through. */
+    private List<Parameter> buffers = List.of();
+    private RegisteredBuffer bufferStaging;
     private DataType type;
     private GradientBucketer bucketer;
     private long[] gradientAddresses;
@@ -83,18 +92,26 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
         }
         trainer.initialize(inputShapes);
         List<Parameter> params = new ArrayList<>();
+        List<Parameter> withoutGradients = new ArrayList<>();
         for (Pair<String, Parameter> p : trainer.getModel().getBlock().getParameters()) {
-            if (p.getValue().requiresGradient()) {
-                params.add(p.getValue());
-            }
+            (p.getValue().requiresGradient() ? params : withoutGradients).add(p.getValue());
         }
         params.sort(Comparator.comparing(Parameter::getName));
+        withoutGradients.sort(Comparator.comparing(Parameter::getName));
         if (params.isEmpty()) {
             throw new IllegalArgumentException("the model has no trainable parameters");
         }
-        this.type = typeOf(params);
-        checkSameModelEverywhere(params);
-        broadcastFromRankZero(params);
+        List<Parameter> all = new ArrayList<>(params);
+        all.addAll(withoutGradients);
+        this.type = typeOf(all);
+        checkSameModelEverywhere(all);
+        try (RegisteredBuffer staging = comm.allocate(bytesOf(all))) {
+            broadcastFromRankZero(all, staging);
+        }
+        if (!withoutGradients.isEmpty()) {
+            this.bufferStaging = comm.allocate(bytesOf(withoutGradients));
+            this.buffers = withoutGradients;
+        }
         this.parameters = params;
         this.gradientAddresses = new long[params.size()];
         this.trainer = trainer;
@@ -151,32 +168,35 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
         }
     }
 
+    private long bytesOf(List<Parameter> params) {
+        long elements = 0;
+        for (Parameter p : params) {
+            elements += p.getArray().size();
+        }
+        return elements * type.byteSize();
+    }
+
     /**
-     * Copies every parameter into one registered buffer, broadcasts it from rank 0, and copies it
-     * back into the tensors' memory (in place: {@code NDArray.set} would give the tensor new
-     * storage, which PyTorch's autograd and DJL's optimizer then do not all see).
+     * Copies the parameters into {@code staging} (of {@link #bytesOf} them), broadcasts it from
+     * rank 0, and copies it back into the tensors' memory (in place: {@code NDArray.set} would
+     * give the tensor new storage, which PyTorch's autograd and DJL's optimizer then do not all see).
      */
-    private void broadcastFromRankZero(List<Parameter> params) {
-        long total = 0;
+    private void broadcastFromRankZero(List<Parameter> params, RegisteredBuffer staging) {
         List<MemorySegment> views = new ArrayList<>(params.size());
         for (Parameter p : params) {
-            MemorySegment view = tensorMemory(p.getArray(), "parameter " + p.getName());
-            views.add(view);
-            total += view.byteSize();
+            views.add(tensorMemory(p.getArray(), "parameter " + p.getName()));
         }
-        try (RegisteredBuffer staging = comm.allocate(total)) {
-            MemorySegment all = staging.segment();
-            long offset = 0;
-            for (MemorySegment view : views) {
-                MemorySegment.copy(view, 0, all, offset, view.byteSize());
-                offset += view.byteSize();
-            }
-            comm.broadcast(all, total / type.byteSize(), type, 0);
-            offset = 0;
-            for (MemorySegment view : views) {
-                MemorySegment.copy(all, offset, view, 0, view.byteSize());
-                offset += view.byteSize();
-            }
+        MemorySegment all = staging.segment();
+        long offset = 0;
+        for (MemorySegment view : views) {
+            MemorySegment.copy(view, 0, all, offset, view.byteSize());
+            offset += view.byteSize();
+        }
+        comm.broadcast(all, offset / type.byteSize(), type, 0);
+        offset = 0;
+        for (MemorySegment view : views) {
+            MemorySegment.copy(all, offset, view, 0, view.byteSize());
+            offset += view.byteSize();
         }
     }
 
@@ -190,6 +210,9 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
             b.markReady(i);
         }
         b.finish(comm.options().timeout());
+        if (!buffers.isEmpty()) {
+            broadcastFromRankZero(buffers, bufferStaging);
+        }
         communicationNanos += System.nanoTime() - start;
         steps++;
     }
@@ -271,7 +294,7 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
         return steps;
     }
 
-    /** Time spent communicating: the gradient allreduces (with their copies) and the batch checks. */
+    /** Time spent communicating: the gradient allreduces (with their copies), the buffers' broadcasts and the batch checks. */
     public long communicationNanos() {
         return communicationNanos;
     }
@@ -296,6 +319,9 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
         closed = true;
         if (bucketer != null) {
             bucketer.close();
+        }
+        if (bufferStaging != null) {
+            bufferStaging.close();
         }
         agreement.close();
     }

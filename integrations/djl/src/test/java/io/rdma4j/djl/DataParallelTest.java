@@ -75,6 +75,21 @@ class DataParallelTest {
         }
     }
 
+    /**
+     * BatchNorm's running mean and variance have no gradient: each rank's forward passes update
+     * them from its own shard, and only their broadcast keeps the ranks' models alike.
+     */
+    @Test
+    void parametersWithoutGradientsSuchAsBatchNormStatisticsAreTheSameOnEveryRank() throws Exception {
+        try (RankProcesses p = RankProcesses.launch(2, TrainDjlRank.class, env("shm"), "sgd",
+                Integer.toString(STEPS), Integer.toString(ROWS), out.toString(), "-1", "batchnorm")) {
+            p.awaitSuccess(TIMEOUT);
+            byte[] rank0 = Files.readAllBytes(out.resolve("rank0.bin"));
+            assertArrayEquals(rank0, Files.readAllBytes(out.resolve("rank1.bin")),
+                    "the ranks' models (running statistics included) differ");
+        }
+    }
+
     @Test
     void aRankWithFewerBatchesFailsEveryRankSayingSo() throws Exception {
         try (RankProcesses p = RankProcesses.launch(2, TrainDjlRank.class, env("shm"), "sgd",

@@ -9,6 +9,7 @@ import ai.djl.nn.Activation;
 import ai.djl.nn.Parameter;
 import ai.djl.nn.SequentialBlock;
 import ai.djl.nn.core.Linear;
+import ai.djl.nn.norm.BatchNorm;
 import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.Trainer;
 import ai.djl.training.dataset.ArrayDataset;
@@ -35,9 +36,20 @@ final class TinyModels {
 
     /** An MLP; its parameters come from {@code seed} when the trainer initializes them. */
     static Model model() {
+        return model(false);
+    }
+
+    /**
+     * The MLP, with {@code batchNorm} a BatchNorm after its first layer: running statistics that
+     * every rank's forward passes update from its own batches (parameters without gradients).
+     */
+    static Model model(boolean batchNorm) {
         Model model = Model.newInstance("mlp");
-        model.setBlock(new SequentialBlock().add(Linear.builder().setUnits(24).build()).add(Activation::tanh)
-                .add(Linear.builder().setUnits(CLASSES).build()));
+        SequentialBlock block = new SequentialBlock().add(Linear.builder().setUnits(24).build());
+        if (batchNorm) {
+            block.add(BatchNorm.builder().build());
+        }
+        model.setBlock(block.add(Activation::tanh).add(Linear.builder().setUnits(CLASSES).build()));
         return model;
     }
 
@@ -117,10 +129,15 @@ final class TinyModels {
         return params;
     }
 
-    /** The raw bits of the parameters, in name order. */
+    /** The raw bits of all parameters (with or without gradients), in name order. */
     static byte[] parameterBits(Model model) {
+        List<Parameter> all = new ArrayList<>();
+        for (Pair<String, Parameter> p : model.getBlock().getParameters()) {
+            all.add(p.getValue());
+        }
+        all.sort(Comparator.comparing(Parameter::getName));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        for (Parameter p : parameters(model)) {
+        for (Parameter p : all) {
             ByteBuffer b = p.getArray().toByteBuffer(false);
             byte[] bytes = new byte[b.remaining()];
             b.get(bytes);

@@ -13,9 +13,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * One rank of the DJL tests: {@code OPTIMIZER STEPS ROWS OUT_DIR [SHORT_RANK]}. Trains (see
- * {@link #train}) and writes its parameters' bits to OUT_DIR/rankR.bin. SHORT_RANK, when given,
- * gets one batch less. Exits 3 with the message on stdout when the data is uneven.
+ * One rank of the DJL tests: {@code OPTIMIZER STEPS ROWS OUT_DIR [SHORT_RANK [batchnorm]]}. Trains
+ * (see {@link #train}) and writes its parameters' bits to OUT_DIR/rankR.bin. SHORT_RANK, when given
+ * and not -1, gets one batch less; {@code batchnorm} trains the model with a BatchNorm layer. Exits 3
+ * with the message on stdout when the data is uneven.
  */
 public final class TrainDjlRank {
     private TrainDjlRank() {
@@ -27,10 +28,11 @@ public final class TrainDjlRank {
         int rows = Integer.parseInt(args[2]);
         Path out = Path.of(args[3]);
         int shortRank = args.length > 4 ? Integer.parseInt(args[4]) : -1;
+        boolean batchNorm = args.length > 5 && args[5].equals("batchnorm");
         try (Communicator comm = Communicator.fromEnvironment()) {
             byte[] bits;
             try {
-                bits = train(comm, optimizer, comm.rank() == shortRank ? steps - 1 : steps, rows);
+                bits = train(comm, optimizer, comm.rank() == shortRank ? steps - 1 : steps, rows, batchNorm);
             } catch (UnevenDataException e) {
                 System.out.println("UNEVEN: " + e.getMessage());
                 System.out.flush();
@@ -48,10 +50,10 @@ public final class TrainDjlRank {
      * shards of the global batches) with EasyTrain.fit and returns the parameters' bits. Prints
      * "steps N" (the steps DataParallel averaged).
      */
-    public static byte[] train(Communicator comm, String optimizer, int steps, int rows)
+    public static byte[] train(Communicator comm, String optimizer, int steps, int rows, boolean batchNorm)
             throws IOException, TranslateException {
         try (DataParallel dp = new DataParallel(comm);
-             Model model = TinyModels.model();
+             Model model = TinyModels.model(batchNorm);
              Trainer trainer = TinyModels.trainer(model, optimizer, dp);
              NDManager data = NDManager.newBaseManager()) {
             TinyModels.seed(1000 + comm.rank());
