@@ -20,4 +20,13 @@ public interface BarrierGroup {
 
     /** The host other tasks can reach this task's executor at. */
     String host();
+
+    /**
+     * Whether the engine asked this task to stop (Spark: the task was killed because another task
+     * of the stage failed or the job was cancelled, which by default does not interrupt the
+     * task's thread). Polled by whatever waits in the task.
+     */
+    default boolean stopRequested() {
+        return false;
+    }
 }

@@ -32,6 +32,9 @@ import java.util.concurrent.TimeUnit;
  * other tasks, whose waits then stop their processes: no rank is left running.
  */
 public final class BarrierRankProcess {
+    /** How often a waiting task looks at its kill flag. */
+    private static final long KILL_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
     private BarrierRankProcess() {
     }
 
@@ -51,9 +54,10 @@ public final class BarrierRankProcess {
     /**
      * Starts this task's rank with {@code command} (plus {@code env} and the job's variables), its
      * output appended to {@code log}, and waits for it up to {@code timeout}; returns when it exited
-     * 0, throws otherwise (naming the rank, its exit status and the log). Interrupting the waiting
-     * task (Spark does when another task failed), or the timeout, kills the process; the thread's
-     * interrupt status stays set.
+     * 0, throws otherwise (naming the rank, its exit status and the log). A kill of the task
+     * ({@link BarrierGroup#stopRequested}: Spark's, when another task of the stage failed or the job
+     * was cancelled, which does not interrupt the thread unless configured to), an interrupt of the
+     * waiting thread, or the timeout stops the process; the thread's interrupt status stays set.
      */
     public static void run(BarrierGroup group, List<String> command, Map<String, String> env, Path log, Duration timeout) {
         Objects.requireNonNull(command, "command");
@@ -75,8 +79,18 @@ public final class BarrierRankProcess {
             throw new UncheckedIOException("rank " + group.rank() + ": cannot start " + command.getFirst(), ex);
         }
         try {
-            if (!p.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
-                throw new IllegalStateException("rank " + group.rank() + " did not finish within " + timeout + "; output in " + log);
+            long start = System.nanoTime();
+            long timeoutNanos = timeout.toNanos();
+            while (!p.waitFor(Math.min(KILL_POLL_NANOS, Math.max(0, timeoutNanos - (System.nanoTime() - start))),
+                    TimeUnit.NANOSECONDS)) {
+                if (group.stopRequested()) {
+                    throw new IllegalStateException("rank " + group.rank() + ": the task was killed (the stage failed or "
+                            + "was cancelled); its process was stopped");
+                }
+                if (System.nanoTime() - start >= timeoutNanos) {
+                    throw new IllegalStateException("rank " + group.rank() + " did not finish within " + timeout
+                            + "; output in " + log);
+                }
             }
             if (p.exitValue() != 0) {
                 throw new IllegalStateException("rank " + group.rank() + " exited with " + p.exitValue() + "; output in " + log);

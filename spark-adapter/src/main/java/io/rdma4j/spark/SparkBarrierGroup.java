@@ -42,6 +42,12 @@ public final class SparkBarrierGroup implements BarrierGroup {
         ctx.barrier();
     }
 
+    /** Spark's kill flag: set when the task is killed, whether or not its thread is interrupted too. */
+    @Override
+    public boolean stopRequested() {
+        return ctx.isInterrupted();
+    }
+
     @Override
     public String host() {
         return hostOf(infos[rank()].address());
