@@ -47,11 +47,19 @@ public final class MemoryRegion extends NativeResource {
             MemorySegment errno = Downcalls.captureState(arena);
             MemorySegment mr = (MemorySegment) IbvCalls.REG_MR_IOVA2.invokeExact(errno, pd.segment(), memory,
                     memory.byteSize(), memory.address(), access);
-            return new MemoryRegion(pd, Results.checkPointer(mr, errno, "ibv_reg_mr_iova2 for " + what
-                    + " (ENOMEM usually means RLIMIT_MEMLOCK is too low: ulimit -l)", ibv_mr.sizeof()), memory, memory.address(), what);
+            if (mr.equals(MemorySegment.NULL)) {
+                throw registrationFailed(what, Errno.captured(errno));
+            }
+            return new MemoryRegion(pd, mr.reinterpret(ibv_mr.sizeof()), memory, memory.address(), what);
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }
+    }
+
+    /** The failure of ibv_reg_mr for {@code what}; ENOMEM there is nearly always the locked-memory limit. */
+    static VerbsException registrationFailed(String what, int errno) {
+        return new VerbsException("ibv_reg_mr_iova2 for " + what + (errno == Verbs.ENOMEM()
+                ? " (ENOMEM here usually means RLIMIT_MEMLOCK is too low: ulimit -l)" : ""), errno);
     }
 
     static MemoryRegion registerDmabuf(ProtectionDomain pd, int fd, long offset, long length, long iova, int access) {

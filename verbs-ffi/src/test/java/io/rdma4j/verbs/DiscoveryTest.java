@@ -131,6 +131,15 @@ class DiscoveryTest {
     }
 
     @Test
+    void aFailedRegistrationBlamesTheLockedMemoryLimitOnlyForEnomem() {
+        String enomem = MemoryRegion.registrationFailed("MemoryRegion of 8 bytes", 12).getMessage();
+        assertTrue(enomem.contains("RLIMIT_MEMLOCK") && enomem.contains("ENOMEM"), enomem);
+        String einval = MemoryRegion.registrationFailed("MemoryRegion of 8 bytes", 22).getMessage();
+        assertFalse(einval.contains("RLIMIT_MEMLOCK"), einval);
+        assertTrue(einval.endsWith("failed: EINVAL (Invalid argument)"), einval);
+    }
+
+    @Test
     void errnoIsNamedAndDescribed() {
         assertEquals("ENOSYS", Errno.name(38));
         assertEquals("ENOSYS (Function not implemented)", Errno.describe(38));
