@@ -59,7 +59,7 @@ public final class DataParallel implements AutoCloseable {
         public void onGradientCalculation(Model m) {
             if (m == model) {
                 long start = System.nanoTime();
-                gradients.averageAcross(comm);
+                gradients.averageAcross(comm, model.getGradientsViewArray());
                 communicationNanos += System.nanoTime() - start;
             }
         }

@@ -105,8 +105,16 @@ final class FlatArray {
         return true;
     }
 
-    /** Every rank's array becomes the element-wise mean of all ranks' arrays. */
-    void averageAcross(Communicator comm) {
+    /**
+     * Every rank's array becomes the element-wise mean of all ranks' arrays; {@code current} is
+     * what the network holds now, which must still be this array (a network that replaced it,
+     * e.g. by initGradientsView() again, would otherwise train on gradients nobody averaged).
+     */
+    void averageAcross(Communicator comm, INDArray current) {
+        if (current != array) {
+            throw new IllegalStateException("the network's " + name + " array was replaced after data-parallel "
+                    + "training attached; re-attach after replacing the network's arrays");
+        }
         checkNotMoved();
         stageIn();
         comm.allReduce(segment, type, ReduceOp.AVG);
