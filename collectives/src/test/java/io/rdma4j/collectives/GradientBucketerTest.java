@@ -136,11 +136,42 @@ class GradientBucketerTest {
         }
     }
 
+    /** One rank's part of {@link #oneBucketOnTwoRanks}. */
+    private interface OneBucketRank {
+        void run(Communicator c, GradientBucketer bk) throws Exception;
+    }
+
     /**
-     * close() frees the buckets only after their allreduce ended, even when that takes longer than
-     * the communicator's timeout because calls queued ahead of it took their time (each within the
-     * timeout): on rank 0 a barrier and the allreduce wait 1.5 s each for rank 1.
+     * Two ranks over TCP with the communicator timeout {@code timeout}, each with one 64 KiB
+     * bucket holding {@code rank + 1} at element 5, running their part; then a barrier, which
+     * passes only when neither rank's communicator broke.
      */
+    private static void oneBucketOnTwoRanks(Duration timeout, OneBucketRank rank0, OneBucketRank rank1) throws Exception {
+        long bytes = 1 << 16;
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = Communicator.builder().transport(t).store(store)
+                        .options(CollectiveOptions.defaults().withTimeout(timeout)).build()) {
+                    GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {bytes}, bytes,
+                            ReduceOp.SUM);
+                    bk.gradient(0).fill((byte) 0);
+                    bk.gradient(0).setAtIndex(ValueLayout.JAVA_FLOAT, 5, rank + 1f);
+                    (rank == 0 ? rank0 : rank1).run(c, bk);
+                    c.barrier();
+                }
+            });
+        }
+    }
+
+    /** Rank 1's side of the tests below: its half of the allreduce, after {@code delayMs}. */
+    private static void joinLate(GradientBucketer bk, long delayMs) throws InterruptedException {
+        Thread.sleep(delayMs);
+        bk.markReady(0);
+        bk.finish(AWAIT);
+        assertEquals(3f, bk.gradient(0).getAtIndex(ValueLayout.JAVA_FLOAT, 5));
+        bk.close();
+    }
+
     /**
      * A training thread that carries an interrupt (a cancelled task, shutdownNow) must not free a
      * bucket under its running allreduce: the interrupted finish leaves the call running, and
@@ -148,71 +179,40 @@ class GradientBucketerTest {
      */
     @Test
     void anInterruptedThreadsFinishAndCloseDoNotFreeABucketUnderItsAllReduce() throws Exception {
-        long bytes = 1 << 16;
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
-                try (Communicator c = Communicator.builder().transport(t).store(store)
-                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(5))).build()) {
-                    GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {bytes}, bytes,
-                            ReduceOp.SUM);
-                    bk.gradient(0).fill((byte) 0);
-                    bk.gradient(0).setAtIndex(ValueLayout.JAVA_FLOAT, 5, rank + 1f);
-                    if (rank == 0) {
-                        bk.markReady(0);
-                        Thread.sleep(100); // the progress thread is running it, not this thread
-                        Thread.currentThread().interrupt();
-                        CollectiveException e = assertThrows(CollectiveException.class, () -> bk.finish(AWAIT));
-                        assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
-                        long start = System.nanoTime();
-                        bk.close(); // the thread is still interrupted
-                        assertTrue(System.nanoTime() - start > Duration.ofMillis(1000).toNanos(),
-                                "close returned before the allreduce could have ended");
-                        assertTrue(Thread.interrupted(), "close kept the interrupt for its caller");
-                    } else {
-                        Thread.sleep(1500);
-                        bk.markReady(0);
-                        bk.finish(AWAIT);
-                        assertEquals(3f, bk.gradient(0).getAtIndex(ValueLayout.JAVA_FLOAT, 5));
-                        bk.close();
-                    }
-                    c.barrier(); // neither rank's communicator broke
-                }
-            });
-        }
+        oneBucketOnTwoRanks(Duration.ofSeconds(5), (c, bk) -> {
+            bk.markReady(0);
+            Thread.sleep(100); // the progress thread is running it, not this thread
+            Thread.currentThread().interrupt();
+            CollectiveException e = assertThrows(CollectiveException.class, () -> bk.finish(AWAIT));
+            assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
+            long start = System.nanoTime();
+            bk.close(); // the thread is still interrupted
+            assertTrue(System.nanoTime() - start > Duration.ofMillis(1000).toNanos(),
+                    "close returned before the allreduce could have ended");
+            assertTrue(Thread.interrupted(), "close kept the interrupt for its caller");
+        }, (c, bk) -> joinLate(bk, 1500));
     }
 
+    /**
+     * close() frees the buckets only after their allreduce ended, even when that takes longer than
+     * the communicator's timeout because calls queued ahead of it took their time (each within the
+     * timeout): on rank 0 a barrier and the allreduce wait 1.5 s each for rank 1.
+     */
     @Test
     void closeWaitsForALaunchedAllReduceHoweverLongItTakes() throws Exception {
-        long bytes = 1 << 16;
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
-                try (Communicator c = Communicator.builder().transport(t).store(store)
-                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(2))).build()) {
-                    GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {bytes}, bytes,
-                            ReduceOp.SUM);
-                    bk.gradient(0).fill((byte) 0);
-                    bk.gradient(0).setAtIndex(ValueLayout.JAVA_FLOAT, 5, rank + 1f);
-                    if (rank == 0) {
-                        Work barrier = c.barrierAsync();
-                        bk.markReady(0);
-                        Thread.sleep(100); // the progress thread is running them, not close()'s own thread
-                        long start = System.nanoTime();
-                        bk.close();
-                        assertTrue(System.nanoTime() - start > Duration.ofMillis(2500).toNanos(),
-                                "close returned before the allreduce could have ended");
-                        barrier.await(AWAIT);
-                    } else {
-                        Thread.sleep(1500);
-                        c.barrier();
-                        Thread.sleep(1500);
-                        bk.markReady(0);
-                        bk.finish(AWAIT);
-                        assertEquals(3f, bk.gradient(0).getAtIndex(ValueLayout.JAVA_FLOAT, 5));
-                        bk.close();
-                    }
-                    c.barrier(); // neither rank's communicator broke
-                }
-            });
-        }
+        oneBucketOnTwoRanks(Duration.ofSeconds(2), (c, bk) -> {
+            Work barrier = c.barrierAsync();
+            bk.markReady(0);
+            Thread.sleep(100); // the progress thread is running them, not close()'s own thread
+            long start = System.nanoTime();
+            bk.close();
+            assertTrue(System.nanoTime() - start > Duration.ofMillis(2500).toNanos(),
+                    "close returned before the allreduce could have ended");
+            barrier.await(AWAIT);
+        }, (c, bk) -> {
+            Thread.sleep(1500);
+            c.barrier();
+            joinLate(bk, 1500);
+        });
     }
 }
