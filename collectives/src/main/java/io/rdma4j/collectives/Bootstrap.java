@@ -40,7 +40,8 @@ final class Bootstrap {
     /** The store {@code env} describes; its server runs in rank 0 unless RDMA4J_STORE_SERVER names the hosting ranks. */
     static Store store(Map<String, String> env) {
         TcpStore.Builder sb = TcpStore.builder().fromEnvironment(env);
-        if (env.get(TcpStore.ENV_STORE_SERVER) == null) {
+        String storeServer = env.get(TcpStore.ENV_STORE_SERVER);
+        if (storeServer == null || storeServer.isBlank()) { // blank is unset, as the store reads it
             sb.hostServer(EnvContract.rank(env) == 0);
         }
         return sb.build();

@@ -32,7 +32,16 @@ public final class CommunicatorBuilder {
         return this;
     }
 
-    /** The bootstrap store (also used for the fault board); not closed by the communicator. */
+    /**
+     * The bootstrap store (also used for the fault board); not closed by the communicator.
+     *
+     * <p>A world is named by its size and by how many worlds of that size each rank built on the
+     * store, so the ranks that share a store must build their worlds of one size in the same
+     * order. Two groups that build worlds of one size at the same time (two disjoint halves of a
+     * job, say, or two threads per rank) would pair up by rank number across the groups: give
+     * each group its own {@code store.scoped(name)}. A {@link io.rdma4j.transport.bootstrap.FileStore}
+     * keeps its keys after the job, so give every job a directory of its own.
+     */
     public CommunicatorBuilder store(Store store) {
         return store(store, false);
     }

@@ -29,6 +29,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * directory. Waits poll with a growing pause (up to 20 ms). Trusts whoever can write the
  * directory, so give it owner-only permissions; a directory it creates has them, and every value
  * file is readable by its owner only (values include the TCP provider's connection secrets).
+ * Keys outlive the store's clients (nothing is deleted on close), so a job's directory must be
+ * its own: a directory reused by the next job hands it the previous job's values.
  */
 public final class FileStore implements Store {
     private static final String LOCK_FILE = ".lock";
@@ -73,8 +75,9 @@ public final class FileStore implements Store {
     @Override
     public void set(String key, byte[] value) {
         Path target = file(key);
-        Path tmp = dir.resolve(".tmp-" + ProcessHandle.current().pid() + "-" + ThreadLocalRandom.current().nextLong() + "-"
-                + target.getFileName());
+        // not named after the key: the key's own name may already use up all a file name may hold
+        Path tmp = dir.resolve(".tmp-" + ProcessHandle.current().pid() + "-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         try {
             Files.write(Files.createFile(tmp, OWNER_ONLY_FILE), value);
             try {
@@ -96,7 +99,8 @@ public final class FileStore implements Store {
     @Override
     public byte[] get(String key, Duration timeout) {
         Path f = file(key);
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long start = System.nanoTime();
+        long waitNanos = Waits.nanos(timeout);
         long pause = 50_000;
         while (true) {
             try {
@@ -106,9 +110,9 @@ public final class FileStore implements Store {
             } catch (IOException e) {
                 throw new TransportException(-1, "file store " + dir + " failed get '" + key + "': " + e, e);
             }
-            if (System.nanoTime() - deadline >= 0) {
+            if (System.nanoTime() - start >= waitNanos) {
                 throw new TransportTimeoutException(-1, "store key '" + key + "' was not set within "
-                        + timeout.toMillis() + " ms (file store " + dir + ")");
+                        + Waits.millis(timeout) + " ms (file store " + dir + ")");
             }
             LockSupport.parkNanos(pause);
             pause = Math.min(pause * 2, 20_000_000);

@@ -153,7 +153,7 @@ public final class TcpStore implements Store {
 
     @Override
     public synchronized byte[] get(String key, Duration waitFor) {
-        long waitMs = Math.max(0, waitFor.toMillis());
+        long waitMs = Waits.millis(waitFor);
         DataInputStream answer = request(StoreProtocol.GET, key, null, waitMs, "get", waitMs);
         try {
             return StoreProtocol.readBytes(answer, StoreProtocol.MAX_FRAME);
@@ -298,25 +298,33 @@ public final class TcpStore implements Store {
          * hosts the server unless RDMA4J_STORE_SERVER says otherwise).
          */
         public Builder fromEnvironment(Map<String, String> env) {
-            if (env.get(ENV_MASTER_ADDR) != null) {
-                host = env.get(ENV_MASTER_ADDR).trim();
+            // a blank variable is an unset one, as for the rank and size (EnvContract) and the
+            // transport's settings: launchers and wrappers export empty ones
+            Map<String, String> set = new java.util.HashMap<>();
+            env.forEach((k, v) -> {
+                if (v != null && !v.isBlank()) {
+                    set.put(k, v);
+                }
+            });
+            if (set.get(ENV_MASTER_ADDR) != null) {
+                host = set.get(ENV_MASTER_ADDR).trim();
             }
-            if (env.get(ENV_MASTER_PORT) != null) {
-                port = (int) parse(ENV_MASTER_PORT, env.get(ENV_MASTER_PORT), 65535);
+            if (set.get(ENV_MASTER_PORT) != null) {
+                port = (int) parse(ENV_MASTER_PORT, set.get(ENV_MASTER_PORT), 65535);
             }
-            if (env.get(ENV_JOB_TOKEN) != null) {
-                token = env.get(ENV_JOB_TOKEN);
+            if (set.get(ENV_JOB_TOKEN) != null) {
+                token = set.get(ENV_JOB_TOKEN);
             }
-            if (env.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS) != null) {
+            if (set.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS) != null) {
                 timeout = Duration.ofMillis(parse(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS,
-                        env.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS),
+                        set.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS),
                         io.rdma4j.transport.TransportConfig.MAX_TIMEOUT.toMillis()));
             }
-            if (env.get(ENV_RANK) != null) {
-                hostServer = parse(ENV_RANK, env.get(ENV_RANK), Integer.MAX_VALUE) == 0;
+            if (set.get(ENV_RANK) != null) {
+                hostServer = parse(ENV_RANK, set.get(ENV_RANK), Integer.MAX_VALUE) == 0;
             }
-            if (env.get(ENV_STORE_SERVER) != null) {
-                hostServer = parse(ENV_STORE_SERVER, env.get(ENV_STORE_SERVER), Integer.MAX_VALUE) != 0;
+            if (set.get(ENV_STORE_SERVER) != null) {
+                hostServer = parse(ENV_STORE_SERVER, set.get(ENV_STORE_SERVER), Integer.MAX_VALUE) != 0;
             }
             return this;
         }

@@ -28,6 +28,15 @@ class FileStoreTest extends StoreContractTest {
     protected void closeStore() {
     }
 
+    /** The longest key a file name holds can be set too: the temporary file is not named after it. */
+    @Test
+    void theLongestKeyTheStoreAcceptsCanBeSetAndRead() {
+        Store s = client();
+        String key = "x".repeat(248); // "k_" + 248 characters: the 250 the store allows
+        s.set(key, new byte[] {1});
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new byte[] {1}, s.get(key, Duration.ZERO));
+    }
+
     @Test
     void setIsAtomicAndLeavesNoTemporaryFiles() throws Exception {
         Store s = client();

@@ -76,6 +76,15 @@ abstract class StoreContractTest {
     }
 
     @Test
+    void aGetThatMayWaitForGoodReturnsAValueThatIsSet() {
+        Store a = client();
+        a.set("forever/k", new byte[] {7});
+        // ChronoUnit.FOREVER: too long to count in nanoseconds
+        assertArrayEquals(new byte[] {7}, a.get("forever/k", java.time.temporal.ChronoUnit.FOREVER.getDuration()));
+        assertArrayEquals(new byte[] {7}, a.get("forever/k", Duration.ofSeconds(-1)));
+    }
+
+    @Test
     void aGetThatTimesOutNamesItsKey() {
         Store a = client();
         long start = System.nanoTime();

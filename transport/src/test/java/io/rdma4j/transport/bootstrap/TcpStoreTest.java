@@ -204,6 +204,13 @@ class TcpStoreTest extends StoreContractTest {
         assertThrows(IllegalStateException.class, () -> store.get("never-set", Duration.ZERO));
     }
 
+    /** Blank variables are unset ones, as the rank lookup reads them (wrappers export empty RANK). */
+    @Test
+    void blankEnvironmentVariablesAreUnset() {
+        TcpStore.builder().fromEnvironment(Map.of("RANK", "", "MASTER_PORT", " ", "RDMA4J_TIMEOUT_MS", "",
+                "RDMA4J_STORE_SERVER", ""));
+    }
+
     @Test
     void theEnvironmentsTimeoutIsReadAsTheTransportsIs() {
         TcpStore.builder().fromEnvironment(Map.of("RDMA4J_TIMEOUT_MS", "3000000000")); // 35 days: a long, not an int
