@@ -15,8 +15,8 @@ public final class ByteSizes {
     /** Parses a byte count with an optional binary suffix K, M or G (case-insensitive, optional trailing B). */
     public static long parse(String text) {
         String s = text.trim().toUpperCase(Locale.ROOT);
-        if (s.endsWith("B") && s.length() > 1 && !Character.isDigit(s.charAt(s.length() - 2))) {
-            s = s.substring(0, s.length() - 1); // "64KB" -> "64K"
+        if (s.endsWith("B") && s.length() > 1) {
+            s = s.substring(0, s.length() - 1); // "64KB" -> "64K", "8B" -> "8"
         }
         long unit = 1;
         if (!s.isEmpty()) {

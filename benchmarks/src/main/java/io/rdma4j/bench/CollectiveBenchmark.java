@@ -108,7 +108,8 @@ public final class CollectiveBenchmark {
             }
             TestPattern pattern = new TestPattern(type, coll.reduces() ? o.op : null);
             double[] tableUs = new double[sizes.size()];
-            long wrong = jitWarmup(sizes, sendBuf, recvBuf, stats, pattern);
+            long warmUpWrong = jitWarmup(sizes, sendBuf, recvBuf, stats, pattern);
+            long wrong = warmUpWrong;
             for (int i = 0; i < sizes.size(); i++) {
                 long bytes = sizes.get(i);
                 if (print) {
@@ -134,7 +135,7 @@ public final class CollectiveBenchmark {
                 }
             }
             if (print) {
-                table.footer();
+                table.footer(warmUpWrong);
             }
             if (o.interleaveRounds > 0) {
                 interleaved(sizes, sendBuf, recvBuf, tableUs, arena, print);

@@ -101,12 +101,14 @@ public final class P2pPerf {
         Map<String, String> e = new HashMap<>(env);
         e.put(TransportConfig.ENV_TRANSPORT, transport);
         int rank = Integer.parseInt(env.get("RANK"));
+        String worldSize = env.get("WORLD_SIZE");
+        if (worldSize != null && !worldSize.isBlank() && !worldSize.trim().equals("2")) {
+            err.println(TOOL + ": needs exactly 2 ranks, the job has WORLD_SIZE=" + worldSize);
+            return ExitStatus.USAGE;
+        }
         TransportConfig config = TransportConfig.builder().fromEnvironment(e).build();
         try (Store store = TcpStore.builder().fromEnvironment(e).build();
              Transport t = Transports.create(config, store, rank, 2)) {
-            if (t.size() != 2) {
-                throw new IllegalArgumentException("p2p-perf needs exactly 2 ranks, the job has " + t.size());
-            }
             measure(t, config.timeoutNanos(), out, err);
             return ExitStatus.OK;
         } catch (RuntimeException ex) {
@@ -244,12 +246,12 @@ public final class P2pPerf {
                     // call count, which a round reaches, where one call per size left its loop
                     // interpreted until C2 replaced it on the stack inside the timed call. Three
                     // ping-pongs (one skipped) take every branch of the timed call, so the compiled
-                    // code has no uncommon trap on its path.
-                    for (int k = 0; k < each; k++) {
+                    // code has no uncommon trap on its path. Skipped when no latency is timed.
+                    for (int k = 0; latency && k < warmUpCalls(bytes, each); k++) {
                         latency(t, c, buf, into, bytes, 2, 1, timeout);
                     }
                     if (bandwidth) {
-                        bandwidth(t, c, buf, ack, reqs, bytes, Math.max(1, each / WARMUP_PINGS_PER_WINDOW), 0, timeout);
+                        bandwidth(t, c, buf, ack, reqs, bytes, warmUpWindows(bytes, each), 0, timeout);
                     }
                 }
                 if (bandwidth) {
@@ -263,6 +265,21 @@ public final class P2pPerf {
             err.println(TOOL + ": the JIT was still busy after " + rounds + " warm-up rounds; the first sizes may "
                     + "include compilation");
         }
+    }
+
+    /**
+     * Latency warm-up calls at {@code bytes}: {@code each} up to {@link #WARMUP_MAX_BYTES}, then
+     * as many as move the same bytes (at least 3): the larger size is there to profile its branch,
+     * and {@code each} calls of 16 MiB ping-pongs would move hundreds of GiB per round.
+     */
+    static int warmUpCalls(long bytes, int each) {
+        return (int) Math.max(3, Math.min(each, each * WARMUP_MAX_BYTES / Math.max(1, bytes)));
+    }
+
+    /** Bandwidth warm-up windows at {@code bytes}: as many as move the bytes of {@code each / 8} windows of 64 KiB (at least 1). */
+    static int warmUpWindows(long bytes, int each) {
+        int windows = Math.max(1, each / WARMUP_PINGS_PER_WINDOW);
+        return (int) Math.max(1, Math.min(windows, windows * WARMUP_BANDWIDTH_BYTES / Math.max(1, bytes)));
     }
 
     /**

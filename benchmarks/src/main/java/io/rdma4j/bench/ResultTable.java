@@ -71,8 +71,14 @@ public final class ResultTable {
         return wrong;
     }
 
-    public void footer() {
-        out.printf("# Out of bounds values : %s%n", checked ? wrong + (wrong == 0 ? " OK" : " FAILED") : "not checked (-c 0)");
+    /**
+     * The summary lines; {@code warmUpWrong} counts the wrong elements that checked calls outside
+     * the table (the JIT warm-up's) found: they fail the run as the table's do, so they show here.
+     */
+    public void footer(long warmUpWrong) {
+        long all = wrong + warmUpWrong;
+        out.printf("# Out of bounds values : %s%n", !checked ? "not checked (-c 0)" : all == 0 ? "0 OK"
+                : all + " FAILED" + (warmUpWrong == 0 ? "" : " (" + warmUpWrong + " in the JIT warm-up's checked calls)"));
         out.printf(Locale.ROOT, "# Avg bus bandwidth    : %.4f%n", averageBusBw());
         out.println("#");
         out.flush();

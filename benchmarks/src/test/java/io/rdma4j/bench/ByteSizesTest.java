@@ -13,6 +13,8 @@ class ByteSizesTest {
         assertEquals(8, ByteSizes.parse("8"));
         assertEquals(64 * 1024, ByteSizes.parse("64K"));
         assertEquals(64 * 1024, ByteSizes.parse("64kb"));
+        assertEquals(8, ByteSizes.parse("8B"));
+        assertEquals(512, ByteSizes.parse("512b"));
         assertEquals(256L * 1024 * 1024, ByteSizes.parse("256M"));
         assertEquals(2L * 1024 * 1024 * 1024, ByteSizes.parse("2G"));
         assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("12X"));

@@ -44,6 +44,28 @@ class P2pPerfTest {
         assertEquals(1, P2pPerf.bandwidthWindows(8 << 20, 8, 200, 1 << 20));
     }
 
+    /** The warm-up moves about as many bytes at 16 MiB as at the sizes it is sized for, not thousands of times more. */
+    @Test
+    void theWarmUpOfLargeMessagesIsBoundedByVolume() {
+        assertEquals(2000, P2pPerf.warmUpCalls(8192, 2000)); // small sizes: the full count, for the JIT
+        assertEquals(2000, P2pPerf.warmUpCalls(8, 2000));
+        assertEquals(250, P2pPerf.warmUpCalls(64 << 10, 2000));
+        assertEquals(3, P2pPerf.warmUpCalls(16 << 20, 2000)); // every branch, three round trips
+        assertEquals(250, P2pPerf.warmUpWindows(64 << 10, 2000));
+        assertEquals(1, P2pPerf.warmUpWindows(16 << 20, 2000));
+        assertEquals(250, P2pPerf.warmUpWindows(8, 2000));
+    }
+
+    @Test
+    void aJobOfAnotherSizeThanTwoIsRefusedBeforeItWaitsForPeers() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
+        assertEquals(ExitStatus.USAGE, new P2pPerf().run(new String[] {"-t", "tcp"},
+                Map.of("RANK", "0", "WORLD_SIZE", "3", "MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "1"), ps, ps));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("needs exactly 2 ranks, the job has WORLD_SIZE=3"),
+                out.toString(StandardCharsets.UTF_8));
+    }
+
     @Test
     void badMeasureIsAUsageError() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -9,14 +9,14 @@ import io.rdma4j.collectives.ReduceOp;
  * is exact in every data type (bf16 included, up to 40 ranks), the output varies with the
  * element index (a misplaced chunk is caught) and with every rank's identity: for any two ranks
  * r and s some element's result changes when s's contribution is missing, or is replaced by
- * r's (a swapped or duplicated block is caught too). For sum and product that identity is the
- * rank's bits, one per element index modulo {@link #RANK_BITS}. The reference is computed here in double/long arithmetic, independently of
+ * r's (a swapped or duplicated block is caught too). For sum that identity is the rank's bits,
+ * for product those of rank + 1, one per element index modulo {@link #RANK_BITS}. The reference is computed here in double/long arithmetic, independently of
  * the library's kernels, and then stored as the data type would store it.
  */
 public final class TestPattern {
     /** Prefilled into outputs so that an element no rank wrote is caught; no input has this value. */
     public static final double SENTINEL = 200;
-    /** Rank bits that sum and product inputs carry: ranks below 2^16 are told apart. */
+    /** Rank bits that sum and product inputs carry: ranks below 2^16 - 1 are told apart. */
     static final int RANK_BITS = 16;
 
     private final DataType type;
@@ -46,9 +46,11 @@ public final class TestPattern {
             // index mod 5 (5 divides no power of two, so chunk shifts show) plus one bit of the
             // rank: at most 6, so 40 ranks sum to 240, exact in bf16
             case SUM, AVG -> 1 + index % 5 + rankBit(rank, index);
-            // a 2 where the rank has the element's bit and agrees with index / 16 mod 5: at most
-            // 8 of 40 ranks, a product of 256 at most
-            case PROD -> rankBit(rank, index) == 1 && (index / RANK_BITS) % 5 == rank % 5 ? 2 : 1;
+            // a 2 where rank + 1 has the element's bit and the rank agrees with index / 16 mod 5:
+            // at most 8 of 40 ranks, a product of 256 at most. rank + 1, not the rank: rank 0's
+            // bits are all 0, and a contribution of all 1s (the product's identity) could go
+            // missing, or be counted twice, unseen
+            case PROD -> rankBit(rank + 1, index) == 1 && (index / RANK_BITS) % 5 == rank % 5 ? 2 : 1;
             case MIN, MAX -> spread(rank, index);
         };
     }

@@ -48,6 +48,25 @@ class TestPatternTest {
         }
     }
 
+    /** A product without any one rank's contribution, rank 0's included, differs from the full one somewhere. */
+    @Test
+    void aProductMissingAnyOneRanksContributionShows() {
+        for (int n : new int[] {2, 3, 8, 40}) {
+            TestPattern p = new TestPattern(DataType.F32, ReduceOp.PROD);
+            for (int missing = 0; missing < n; missing++) {
+                boolean shows = false;
+                for (long i = 0; i < 400 && !shows; i++) {
+                    double without = 1;
+                    for (int r = 0; r < n; r++) {
+                        without *= r == missing ? 1 : p.input(r, i);
+                    }
+                    shows = without != p.reduced(n, i);
+                }
+                assertTrue(shows, "a product of " + n + " ranks without rank " + missing + "'s contribution looks right");
+            }
+        }
+    }
+
     /**
      * For every pair of ranks r != s, some element of the first 200 changes when s's contribution
      * is replaced by r's (a duplicated or swapped block), whatever the operator, up to 40 ranks.
