@@ -51,6 +51,8 @@ public final class LocalRanks implements AutoCloseable {
     private final Object stopLock = new Object();
     private String stopReason;
     private boolean stopped;
+    /** Counted down when the first {@link #stop} has killed everything; later calls wait for it. */
+    private final java.util.concurrent.CountDownLatch stopDone = new java.util.concurrent.CountDownLatch(1);
 
     private LocalRanks(Builder b) {
         this.firstRank = b.firstRank;
@@ -218,17 +220,41 @@ public final class LocalRanks implements AutoCloseable {
 
     /**
      * Stops every rank that is still running: SIGTERM to it and its descendants, SIGKILL to
-     * those still alive after the grace period. Blocks until they are gone. The first call's
+     * those still alive after the grace period. Blocks until they are gone, a call that finds a
+     * stop under way too (a Ctrl-C while a failed rank's peers are being stopped: the shutdown
+     * hook must not return, and the JVM halt, before the SIGKILL step). The first call's
      * {@code reason} is what {@link #await} reports for the ranks it killed. Idempotent.
      */
     public void stop(String reason) {
+        boolean first;
         synchronized (stopLock) {
-            if (stopped) {
-                return;
+            first = !stopped;
+            if (first) {
+                stopped = true;
+                stopReason = Objects.requireNonNull(reason);
             }
-            stopped = true;
-            stopReason = Objects.requireNonNull(reason);
         }
+        if (!first) {
+            awaitStopDone();
+            return;
+        }
+        try {
+            killAll();
+        } finally {
+            stopDone.countDown();
+        }
+    }
+
+    private void awaitStopDone() {
+        try {
+            // the first stop's grace period, its SIGKILL wait and some slack
+            stopDone.await(grace.toMillis() + 15_000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void killAll() {
         List<ProcessHandle> victims = new ArrayList<>();
         for (Process p : processes) {
             if (p.isAlive()) {
