@@ -216,16 +216,24 @@ public final class Engine implements AutoCloseable {
     /**
      * The rank this one waits for, stalled in the same collective but with a different shape, is
      * a mismatch that no descriptor exchange caught (the two calls talk to different peers).
+     * Point-to-point calls are left out on both sides: their numbers count per peer and
+     * direction, not in the communicator's sequence, so a send, a receive and a collective can
+     * carry the same number (and a register keeps a rank's last stall after that call ended);
+     * a send and receive that disagree fail in the transport instead (a send larger than its
+     * receive fails both).
      */
     private void compareStall(CollectiveOp op, CommState cs) {
         Descriptor mine = op.identity();
         int w = op.waitingFor();
-        if (w < 0 || w == cs.worldRank()) {
+        if (w < 0 || w == cs.worldRank() || mine.kind == CollectiveKind.SEND_RECV) {
             return;
         }
         FaultBoard.Stall s = board.readStall(cs.board(), w);
         if (s != null && s.seq() == mine.seq && (s.shape() != mine.packedShape() || s.count() != mine.count)) {
             Descriptor theirs = Descriptor.unpack(s.shape(), s.count(), s.seq());
+            if (theirs.kind == CollectiveKind.SEND_RECV) {
+                return;
+            }
             throw new CollectiveMismatchException(w, "collective mismatch: rank " + cs.worldRank() + " called "
                     + mine + " but rank " + w + " called " + theirs);
         }
