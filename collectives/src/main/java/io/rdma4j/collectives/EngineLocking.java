@@ -1,5 +1,7 @@
 package io.rdma4j.collectives;
 
+import io.rdma4j.collectives.core.CommState;
+
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -21,6 +23,16 @@ final class EngineLocking {
     }
 
     static void lock(ReentrantLock lock) {
+        lock(lock, null);
+    }
+
+    /**
+     * {@link #lock(ReentrantLock)} for a call of the communicator whose state is {@code waiter}:
+     * once it parks, it gives up with the abort cause when that communicator was aborted. The
+     * lock is shared with the world and its other splits, whose stalled collective may hold it
+     * for the whole timeout, and an abort of this communicator alone leaves that one running.
+     */
+    static void lock(ReentrantLock lock, CommState waiter) {
         long park = FIRST_PARK_NANOS;
         for (int round = 0; !lock.tryLock(); round++) {
             if (round < SPINS) {
@@ -28,6 +40,10 @@ final class EngineLocking {
             } else if (round < SPINS + YIELDS) {
                 Thread.yield();
             } else {
+                CollectiveException aborted = waiter == null ? null : waiter.abortCause();
+                if (aborted != null) {
+                    throw aborted;
+                }
                 LockSupport.parkNanos(park);
                 park = Math.min(2 * park, MAX_PARK_NANOS);
             }

@@ -130,7 +130,7 @@ final class IssueOrder {
 
     /** Start of a synchronous call (under issueLock): holding the engine, after earlier asynchronous calls. */
     private void enter() {
-        EngineLocking.lock(engineLock);
+        EngineLocking.lock(engineLock, state);
         try {
             queue.runAll();
             calls.checkUsable();
