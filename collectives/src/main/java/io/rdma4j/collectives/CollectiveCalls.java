@@ -28,6 +28,8 @@ final class CollectiveCalls {
     private final Algorithms algos;
     private final Call call = new Call();
     private final Binder binder;
+    /** Whether the current call took its sequence number and was not handed to the engine yet. */
+    private boolean begun;
     private final long[] p2pSendSeq;
     private final long[] p2pRecvSeq;
 
@@ -69,23 +71,48 @@ final class CollectiveCalls {
     }
 
     void execute(Request r) {
-        switch (r.kind) {
-            case ALL_REDUCE -> allReduce(r.send, r.recv, r.count, r.type, r.op, r.algorithm);
-            case REDUCE_SCATTER -> reduceScatter(r.send, r.recv, r.count, r.type, r.op);
-            case ALL_GATHER -> allGather(CollectiveKind.ALL_GATHER, r.send, r.recv, r.count, r.type);
-            case BROADCAST -> broadcast(r.send, r.count, r.type, r.root);
-            case REDUCE -> reduce(r.send, r.recv, r.count, r.type, r.op, r.root);
-            case BARRIER -> barrier();
-            case ALL_TO_ALL -> allToAll(r.send, r.recv, r.count, r.type);
-            case SEND, RECV -> pointToPoint(r.kind == Request.Kind.SEND, r.send, r.count, r.type, r.root);
+        try {
+            switch (r.kind) {
+                case ALL_REDUCE -> allReduce(r.send, r.recv, r.count, r.type, r.op, r.algorithm);
+                case REDUCE_SCATTER -> reduceScatter(r.send, r.recv, r.count, r.type, r.op);
+                case ALL_GATHER -> allGather(CollectiveKind.ALL_GATHER, r.send, r.recv, r.count, r.type);
+                case BROADCAST -> broadcast(r.send, r.count, r.type, r.root);
+                case REDUCE -> reduce(r.send, r.recv, r.count, r.type, r.op, r.root);
+                case BARRIER -> barrier();
+                case ALL_TO_ALL -> allToAll(r.send, r.recv, r.count, r.type);
+                case SEND, RECV -> pointToPoint(r.kind == Request.Kind.SEND, r.send, r.count, r.type, r.root);
+            }
+        } catch (RuntimeException e) {
+            throw failedToStart(e);
+        } finally {
+            begun = false;
         }
     }
 
     /** The allgather of a {@link Split}'s contributions, in place. */
     void gatherSplit(Split s) {
         MemorySegment all = s.contributions();
-        allGather(CollectiveKind.SPLIT, all.asSlice(Split.fieldsPerRank() * Long.BYTES * rank(),
-                Split.fieldsPerRank() * Long.BYTES), all, Split.fieldsPerRank(), DataType.I64);
+        try {
+            allGather(CollectiveKind.SPLIT, all.asSlice(Split.fieldsPerRank() * Long.BYTES * rank(),
+                    Split.fieldsPerRank() * Long.BYTES), all, Split.fieldsPerRank(), DataType.I64);
+        } catch (RuntimeException e) {
+            throw failedToStart(e);
+        } finally {
+            begun = false;
+        }
+    }
+
+    /**
+     * {@code e} as the caller gets it. A failure between taking the call's sequence number and
+     * handing the collective to the engine (registering or staging its buffers, setting up the
+     * algorithm: memory a rank could not register, say) breaks the communicator and is posted,
+     * as the engine does with its own: the other ranks are already in the call and would
+     * otherwise wait out the timeout for a rank that never reported anything, and this rank's
+     * sequence would run one ahead of theirs. Failures before the number (bad arguments) and the
+     * engine's own pass unchanged.
+     */
+    private RuntimeException failedToStart(RuntimeException e) {
+        return begun ? world.engine.failedToStart(state, call.identity, e) : e;
     }
 
     private void allReduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
@@ -241,6 +268,7 @@ final class CollectiveCalls {
     }
 
     private Call begin(CollectiveKind kind, DataType type, ReduceOp op, long count, int root, int algo, long seq) {
+        begun = true;
         Call c = call;
         c.identity.set(kind, type, op, count, root, algo, seq);
         c.identity.sender = members[rank()];
@@ -254,6 +282,7 @@ final class CollectiveCalls {
     }
 
     private void drive(CollectiveOp op) {
+        begun = false; // from here the engine reports its own failures
         world.engine.drive(op, state, members);
     }
 

@@ -147,6 +147,19 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
+     * A call that failed on this rank after it took its sequence number but before {@link #drive}
+     * (its buffers could not be registered or staged, say): broken and posted as a failure of
+     * the drive would be, so the other ranks, already in the call, fail now naming this rank.
+     */
+    public CollectiveException failedToStart(CommState cs, Descriptor call, RuntimeException e) {
+        CollectiveException c = cs.abortCause() != null ? cs.abortCause()
+                : new CollectiveException(cs.worldRank(), "rank " + cs.worldRank() + ": collective " + call
+                + " failed before it started: " + e, e);
+        fail(cs, c);
+        return c;
+    }
+
+    /**
      * The fault to report for {@code e}: a local abort wins; a transport failure of a peer may be
      * the consequence of a fault that peer already posted (it detected a mismatch or a dead rank
      * and then closed its transport), and so may a mismatch (the others timed out waiting for this
