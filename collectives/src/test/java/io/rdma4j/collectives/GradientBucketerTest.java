@@ -148,19 +148,14 @@ class GradientBucketerTest {
      */
     private static void oneBucketOnTwoRanks(Duration timeout, OneBucketRank rank0, OneBucketRank rank1) throws Exception {
         long bytes = 1 << 16;
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
-                try (Communicator c = Communicator.builder().transport(t).store(store)
-                        .options(CollectiveOptions.defaults().withTimeout(timeout)).build()) {
-                    GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {bytes}, bytes,
-                            ReduceOp.SUM);
-                    bk.gradient(0).fill((byte) 0);
-                    bk.gradient(0).setAtIndex(ValueLayout.JAVA_FLOAT, 5, rank + 1f);
-                    (rank == 0 ? rank0 : rank1).run(c, bk);
-                    c.barrier();
-                }
-            });
-        }
+        TcpWorld.run(2, timeout, (rank, c) -> {
+            GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {bytes}, bytes,
+                    ReduceOp.SUM);
+            bk.gradient(0).fill((byte) 0);
+            bk.gradient(0).setAtIndex(ValueLayout.JAVA_FLOAT, 5, rank + 1f);
+            (rank == 0 ? rank0 : rank1).run(c, bk);
+            c.barrier();
+        });
     }
 
     /** Rank 1's side of the tests below: its half of the allreduce, after {@code delayMs}. */

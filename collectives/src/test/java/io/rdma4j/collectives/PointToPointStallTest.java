@@ -1,7 +1,5 @@
 package io.rdma4j.collectives;
 
-import io.rdma4j.transport.TransportConfig;
-import io.rdma4j.transport.testing.LocalGroup;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -22,32 +20,27 @@ class PointToPointStallTest {
      */
     @Test
     void stalledSendsAndReceivesOfTheSameNumberToDifferentPeersAreNoMismatch() throws Exception {
-        try (LocalGroup g = LocalGroup.start(3, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
-                try (Communicator c = Communicator.builder().transport(t).store(store)
-                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(30))).build()) {
-                    float[] ten = new float[10];
-                    float[] twenty = new float[20];
-                    switch (rank) {
-                        case 0 -> {
-                            java.util.Arrays.fill(ten, 1f);
-                            c.send(MemorySegment.ofArray(ten), 10, DataType.F32, 1);
-                        }
-                        case 1 -> {
-                            c.recv(MemorySegment.ofArray(twenty), 20, DataType.F32, 2);
-                            c.recv(MemorySegment.ofArray(ten), 10, DataType.F32, 0);
-                            assertEquals(2f, twenty[19]);
-                            assertEquals(1f, ten[9]);
-                        }
-                        default -> {
-                            Thread.sleep(2000); // both others stall meanwhile and report it
-                            java.util.Arrays.fill(twenty, 2f);
-                            c.send(MemorySegment.ofArray(twenty), 20, DataType.F32, 1);
-                        }
-                    }
-                    c.barrier();
+        TcpWorld.run(3, Duration.ofSeconds(30), (rank, c) -> {
+            float[] ten = new float[10];
+            float[] twenty = new float[20];
+            switch (rank) {
+                case 0 -> {
+                    java.util.Arrays.fill(ten, 1f);
+                    c.send(MemorySegment.ofArray(ten), 10, DataType.F32, 1);
                 }
-            });
-        }
+                case 1 -> {
+                    c.recv(MemorySegment.ofArray(twenty), 20, DataType.F32, 2);
+                    c.recv(MemorySegment.ofArray(ten), 10, DataType.F32, 0);
+                    assertEquals(2f, twenty[19]);
+                    assertEquals(1f, ten[9]);
+                }
+                default -> {
+                    Thread.sleep(2000); // both others stall meanwhile and report it
+                    java.util.Arrays.fill(twenty, 2f);
+                    c.send(MemorySegment.ofArray(twenty), 20, DataType.F32, 1);
+                }
+            }
+            c.barrier();
+        });
     }
 }

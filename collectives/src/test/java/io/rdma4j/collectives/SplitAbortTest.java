@@ -1,7 +1,5 @@
 package io.rdma4j.collectives;
 
-import io.rdma4j.transport.TransportConfig;
-import io.rdma4j.transport.testing.LocalGroup;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -21,38 +19,33 @@ class SplitAbortTest {
      */
     @Test
     void abortingASplitEndsItsCallWaitingBehindABusyWorld() throws Exception {
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
-                try (Communicator world = Communicator.builder().transport(t).store(store)
-                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(30))).build()) {
-                    Communicator split = world.split(0, rank);
-                    if (rank == 1) {
-                        CompletableFuture<Void> worldBarrier = CompletableFuture.runAsync(world::barrier);
-                        Thread.sleep(300); // the world barrier holds the engine, waiting for rank 0
-                        CompletableFuture<Throwable> splitBarrier = new CompletableFuture<>();
-                        Thread.ofPlatform().start(() -> {
-                            try {
-                                split.barrier();
-                                splitBarrier.complete(null);
-                            } catch (Throwable e) {
-                                splitBarrier.complete(e);
-                            }
-                        });
-                        Thread.sleep(300); // the split barrier waits for the engine
-                        long start = System.nanoTime();
-                        split.abort();
-                        Throwable e = splitBarrier.get(10, TimeUnit.SECONDS);
-                        long ms = (System.nanoTime() - start) / 1_000_000;
-                        assertInstanceOf(CommunicatorAbortedException.class, e);
-                        assertTrue(ms < 1000, "the aborted split's call ended " + ms + " ms after the abort");
-                        worldBarrier.get(20, TimeUnit.SECONDS);
-                    } else {
-                        Thread.sleep(3000);
-                        world.barrier();
+        TcpWorld.run(2, Duration.ofSeconds(30), (rank, world) -> {
+            Communicator split = world.split(0, rank);
+            if (rank == 1) {
+                CompletableFuture<Void> worldBarrier = CompletableFuture.runAsync(world::barrier);
+                Thread.sleep(300); // the world barrier holds the engine, waiting for rank 0
+                CompletableFuture<Throwable> splitBarrier = new CompletableFuture<>();
+                Thread.ofPlatform().start(() -> {
+                    try {
+                        split.barrier();
+                        splitBarrier.complete(null);
+                    } catch (Throwable e) {
+                        splitBarrier.complete(e);
                     }
-                    split.close();
-                }
-            });
-        }
+                });
+                Thread.sleep(300); // the split barrier waits for the engine
+                long start = System.nanoTime();
+                split.abort();
+                Throwable e = splitBarrier.get(10, TimeUnit.SECONDS);
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertInstanceOf(CommunicatorAbortedException.class, e);
+                assertTrue(ms < 1000, "the aborted split's call ended " + ms + " ms after the abort");
+                worldBarrier.get(20, TimeUnit.SECONDS);
+            } else {
+                Thread.sleep(3000);
+                world.barrier();
+            }
+            split.close();
+        });
     }
 }
