@@ -2,6 +2,7 @@ package io.rdma4j.collectives;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -127,13 +128,7 @@ public final class Work {
      * @throws CollectiveException        if the collective failed
      */
     public void await(Duration timeout) {
-        long nanos;
-        try {
-            nanos = Math.max(0, timeout.toNanos());
-        } catch (ArithmeticException tooLong) {
-            nanos = Long.MAX_VALUE;
-        }
-        if (!awaitNanos(nanos)) {
+        if (!awaitNanos(Math.max(0, TimeUnit.NANOSECONDS.convert(timeout)))) { // saturates, unlike toNanos()
             throw new CollectiveTimeoutException(-1, kind.apiName + " did not complete within "
                     + timeout.toMillis() + " ms");
         }

@@ -6,6 +6,7 @@ import io.rdma4j.verbs.ffi.pollfd;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The two POSIX calls (through {@link LibC}) that make the blocking verbs/rdma_cm event calls
@@ -41,13 +42,12 @@ final class Posix {
      * @throws VerbsTimeoutException naming {@code awaited} and {@code timeoutMillis} when the time ran out
      */
     static void awaitReadable(int fd, long startNanos, long timeoutMillis, String awaited) {
-        long timeoutNanos = timeoutMillis > Long.MAX_VALUE / 1_000_000L ? Long.MAX_VALUE
-                : Math.max(0, timeoutMillis) * 1_000_000L;
+        long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, timeoutMillis)); // saturates
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment fds = pollfd.allocate(arena);
             while (true) {
                 long left = timeoutNanos - (System.nanoTime() - startNanos);
-                long leftMillis = left <= 0 ? 0 : (left - 1) / 1_000_000L + 1; // rounded up: never a busy poll(0) loop
+                long leftMillis = Math.ceilDiv(Math.max(0, left), 1_000_000L); // rounded up: never a busy poll(0) loop
                 pollfd.fd(fds, fd);
                 pollfd.events(fds, (short) Verbs.POLLIN());
                 pollfd.revents(fds, (short) 0);

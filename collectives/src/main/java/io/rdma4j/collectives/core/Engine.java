@@ -152,9 +152,8 @@ public final class Engine implements AutoCloseable {
      * the drive would be, so the other ranks, already in the call, fail now naming this rank.
      */
     public CollectiveException failedToStart(CommState cs, Descriptor call, RuntimeException e) {
-        CollectiveException c = cs.abortCause() != null ? cs.abortCause()
-                : new CollectiveException(cs.worldRank(), "rank " + cs.worldRank() + ": collective " + call
-                + " failed before it started: " + e, e);
+        CollectiveException c = rootCause(cs, new CollectiveException(cs.worldRank(), "rank " + cs.worldRank()
+                + ": collective " + call + " failed before it started: " + e, e));
         fail(cs, c);
         return c;
     }

@@ -19,6 +19,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -100,7 +101,7 @@ public final class FileStore implements Store {
     public byte[] get(String key, Duration timeout) {
         Path f = file(key);
         long start = System.nanoTime();
-        long waitNanos = Waits.nanos(timeout);
+        long waitNanos = Math.max(0, TimeUnit.NANOSECONDS.convert(timeout)); // saturates: FOREVER waits for good
         long pause = 50_000;
         while (true) {
             try {
@@ -112,7 +113,7 @@ public final class FileStore implements Store {
             }
             if (System.nanoTime() - start >= waitNanos) {
                 throw new TransportTimeoutException(-1, "store key '" + key + "' was not set within "
-                        + Waits.millis(timeout) + " ms (file store " + dir + ")");
+                        + TimeUnit.MILLISECONDS.convert(timeout) + " ms (file store " + dir + ")");
             }
             LockSupport.parkNanos(pause);
             pause = Math.min(pause * 2, 20_000_000);

@@ -17,6 +17,8 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A {@link Store} client of a {@link TcpStoreServer}; every rank (rank 0 too) has one. The rank
@@ -45,9 +47,8 @@ public final class TcpStore implements Store {
     private Socket socket;
     private DataInputStream in;
     private DataOutputStream out;
-    /** Written without the lock, so that {@link #close} can end a request that blocks holding it. */
-    private volatile boolean closed;
-    private final Object closeLock = new Object();
+    /** Set without the request lock, so that {@link #close} can end a request that blocks holding it. */
+    private final AtomicBoolean closed = new AtomicBoolean();
     /** Why the connection was dropped, or null: after a request that got no whole answer, the next answer could be its. */
     private String dropped;
 
@@ -76,11 +77,7 @@ public final class TcpStore implements Store {
                     throw new TransportException(-1, "store at " + host + ":" + port + " failed during the handshake: "
                             + e, e);
                 }
-                try {
-                    socket.close();
-                } catch (IOException ignored) {
-                    // connecting again regardless
-                }
+                Closing.quietly(socket); // connecting again regardless
             }
         }
     }
@@ -153,7 +150,7 @@ public final class TcpStore implements Store {
 
     @Override
     public synchronized byte[] get(String key, Duration waitFor) {
-        long waitMs = Waits.millis(waitFor);
+        long waitMs = Math.max(0, TimeUnit.MILLISECONDS.convert(waitFor)); // saturates: FOREVER waits for good
         DataInputStream answer = request(StoreProtocol.GET, key, null, waitMs, "get", waitMs);
         try {
             return StoreProtocol.readBytes(answer, StoreProtocol.MAX_FRAME);
@@ -183,7 +180,7 @@ public final class TcpStore implements Store {
     /** Sends one request and returns the answer's body after its status byte. */
     private DataInputStream request(byte op, String key, byte[] value, long arg, String what, long serverWaitMs) {
         StoreProtocol.checkKey(key);
-        if (closed) {
+        if (closed.get()) {
             throw new IllegalStateException("store client is closed (" + what + " '" + key + "')");
         }
         if (dropped != null) {
@@ -243,19 +240,15 @@ public final class TcpStore implements Store {
     }
 
     private TransportException failure(String what, String key, IOException e) {
-        if (closed) {
+        if (closed.get()) {
             return new TransportException(-1, "store client was closed during " + what + " '" + key + "'", e);
         }
         return new TransportException(-1, "store at " + host + ":" + port + " failed " + what + " '" + key + "': " + e, e);
     }
 
     private void closeQuietly() {
-        try {
-            if (socket != null) {
-                socket.close();
-            }
-        } catch (IOException ignored) {
-            // closing anyway
+        if (socket != null) {
+            Closing.quietly(socket);
         }
         if (server != null) {
             server.close();
@@ -269,13 +262,9 @@ public final class TcpStore implements Store {
      */
     @Override
     public void close() {
-        synchronized (closeLock) {
-            if (closed) {
-                return;
-            }
-            closed = true;
+        if (closed.compareAndSet(false, true)) {
+            closeQuietly();
         }
-        closeQuietly();
     }
 
     @Override
