@@ -19,25 +19,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * the two-hop allreduce with several ring channels, and NaN bits that must not depend on the rank.
  */
 class CollectiveResultsTest {
-    private static Communicator comm(io.rdma4j.transport.Transport t, io.rdma4j.transport.bootstrap.Store s) {
-        return Communicator.builder().transport(t).store(s)
-                .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(5))).build();
-    }
-
     /** reduceScatter copies a heap send array into its registered scratch (it reduced whatever the scratch held). */
     @Test
     void reduceScatterReducesAHeapSendArray() throws Exception {
         Map<Integer, int[]> got = new ConcurrentHashMap<>();
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.run(Duration.ofSeconds(60), (rank, t, store) -> {
-                try (Communicator c = comm(t, store)) {
-                    int[] send = {1, 2, 3, 4, 5, 6, 7, 8}; // 2 blocks of 4, same on both ranks
-                    int[] recv = new int[4];
-                    c.reduceScatter(MemorySegment.ofArray(send), MemorySegment.ofArray(recv), 4, DataType.I32, ReduceOp.SUM);
-                    got.put(rank, recv);
-                }
-            });
-        }
+        LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(5), (rank, c) -> {
+            int[] send = {1, 2, 3, 4, 5, 6, 7, 8}; // 2 blocks of 4, same on both ranks
+            int[] recv = new int[4];
+            c.reduceScatter(MemorySegment.ofArray(send), MemorySegment.ofArray(recv), 4, DataType.I32, ReduceOp.SUM);
+            got.put(rank, recv);
+        });
         assertArrayEquals(new int[] {2, 4, 6, 8}, got.get(0), "rank 0");
         assertArrayEquals(new int[] {10, 12, 14, 16}, got.get(1), "rank 1");
     }
@@ -46,16 +37,12 @@ class CollectiveResultsTest {
     @Test
     void allToAllIntoAHeapReceiveArrayKeepsTheOwnBlock() throws Exception {
         Map<Integer, int[]> got = new ConcurrentHashMap<>();
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.SHM))) {
-            g.run(Duration.ofSeconds(60), (rank, t, store) -> {
-                try (Communicator c = comm(t, store)) {
-                    int[] send = {10 * rank, 10 * rank + 1}; // block p (1 element) goes to rank p
-                    int[] recv = new int[2];
-                    c.allToAll(MemorySegment.ofArray(send), MemorySegment.ofArray(recv), 1, DataType.I32);
-                    got.put(rank, recv);
-                }
-            });
-        }
+        LocalWorld.run(TransportConfig.Provider.SHM, 2, Duration.ofSeconds(5), (rank, c) -> {
+            int[] send = {10 * rank, 10 * rank + 1}; // block p (1 element) goes to rank p
+            int[] recv = new int[2];
+            c.allToAll(MemorySegment.ofArray(send), MemorySegment.ofArray(recv), 1, DataType.I32);
+            got.put(rank, recv);
+        });
         assertArrayEquals(new int[] {0, 10}, got.get(0), "rank 0");
         assertArrayEquals(new int[] {1, 11}, got.get(1), "rank 1");
     }
@@ -68,21 +55,17 @@ class CollectiveResultsTest {
     @Test
     void inPlaceReduceScatterOnAHeapArrayRunsOnEveryRank() throws Exception {
         Map<Integer, String> outcome = new ConcurrentHashMap<>();
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.run(Duration.ofSeconds(60), (rank, t, store) -> {
-                try (Communicator c = comm(t, store)) {
-                    MemorySegment buf = MemorySegment.ofArray(new float[] {1, 2, 3, 4});
-                    long t0 = System.nanoTime();
-                    try {
-                        c.reduceScatter(buf, buf.asSlice(8L * rank, 8), 2, DataType.F32, ReduceOp.SUM);
-                        outcome.put(rank, "ok " + Arrays.toString(buf.toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT)));
-                    } catch (RuntimeException e) {
-                        outcome.put(rank, e.getClass().getSimpleName() + " after " + (System.nanoTime() - t0) / 1_000_000
-                                + " ms: " + e.getMessage());
-                    }
-                }
-            });
-        }
+        LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(5), (rank, c) -> {
+            MemorySegment buf = MemorySegment.ofArray(new float[] {1, 2, 3, 4});
+            long t0 = System.nanoTime();
+            try {
+                c.reduceScatter(buf, buf.asSlice(8L * rank, 8), 2, DataType.F32, ReduceOp.SUM);
+                outcome.put(rank, "ok " + Arrays.toString(buf.toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT)));
+            } catch (RuntimeException e) {
+                outcome.put(rank, e.getClass().getSimpleName() + " after " + (System.nanoTime() - t0) / 1_000_000
+                        + " ms: " + e.getMessage());
+            }
+        });
         assertEquals("ok [2.0, 4.0, 3.0, 4.0]", outcome.get(0));
         assertEquals("ok [1.0, 2.0, 6.0, 8.0]", outcome.get(1));
     }
@@ -130,22 +113,18 @@ class CollectiveResultsTest {
     @Test
     void nanResultsAreTheSameBitsOnEveryRank() throws Exception {
         Map<Integer, String> got = new ConcurrentHashMap<>();
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.run(Duration.ofSeconds(60), (rank, t, store) -> {
-                try (Communicator c = comm(t, store)) {
-                    int[] bits = new int[4];
-                    Arrays.fill(bits, rank == 0 ? 0x7FC00001 : 0xFFC00000); // quiet NaNs, different payload / sign
-                    MemorySegment s = MemorySegment.ofArray(bits);
-                    StringBuilder b = new StringBuilder(c.algorithmFor(16).toString());
-                    for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX}) {
-                        Arrays.fill(bits, rank == 0 ? 0x7FC00001 : 0xFFC00000);
-                        c.allReduce(s, s, 4, DataType.F32, op);
-                        b.append(' ').append(op).append("=0x").append(Integer.toHexString(bits[0]));
-                    }
-                    got.put(rank, b.toString());
-                }
-            });
-        }
+        LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(5), (rank, c) -> {
+            int[] bits = new int[4];
+            Arrays.fill(bits, rank == 0 ? 0x7FC00001 : 0xFFC00000); // quiet NaNs, different payload / sign
+            MemorySegment s = MemorySegment.ofArray(bits);
+            StringBuilder b = new StringBuilder(c.algorithmFor(16).toString());
+            for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX}) {
+                Arrays.fill(bits, rank == 0 ? 0x7FC00001 : 0xFFC00000);
+                c.allReduce(s, s, 4, DataType.F32, op);
+                b.append(' ').append(op).append("=0x").append(Integer.toHexString(bits[0]));
+            }
+            got.put(rank, b.toString());
+        });
         assertEquals(got.get(0), got.get(1));
     }
 }

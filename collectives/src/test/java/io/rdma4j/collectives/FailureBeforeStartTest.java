@@ -18,7 +18,7 @@ class FailureBeforeStartTest {
 
     @Test
     void aRankWhoseCallFailsBeforeItStartsFailsTheOthersNamingItself() throws Exception {
-        TcpWorld.run(2, Duration.ofSeconds(20), (rank, c) -> {
+        LocalWorld.tcp(2, Duration.ofSeconds(20), (rank, c) -> {
             float[] a = new float[64];
             long start = System.nanoTime();
             CollectiveException e;

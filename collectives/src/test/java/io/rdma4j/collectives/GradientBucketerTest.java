@@ -148,7 +148,7 @@ class GradientBucketerTest {
      */
     private static void oneBucketOnTwoRanks(Duration timeout, OneBucketRank rank0, OneBucketRank rank1) throws Exception {
         long bytes = 1 << 16;
-        TcpWorld.run(2, timeout, (rank, c) -> {
+        LocalWorld.tcp(2, timeout, (rank, c) -> {
             GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {bytes}, bytes,
                     ReduceOp.SUM);
             bk.gradient(0).fill((byte) 0);

@@ -5,19 +5,24 @@ import io.rdma4j.transport.testing.LocalGroup;
 
 import java.time.Duration;
 
-/** A world of ranks as threads of this JVM over TCP, each with its world communicator. */
-final class TcpWorld {
+/** A world of ranks as threads of this JVM over one provider, each with its world communicator. */
+final class LocalWorld {
     /** One rank's part. */
     interface Rank {
         void run(int rank, Communicator comm) throws Exception;
     }
 
-    private TcpWorld() {
+    private LocalWorld() {
+    }
+
+    /** {@link #run} over TCP. */
+    static void tcp(int ranks, Duration timeout, Rank body) throws Exception {
+        run(TransportConfig.Provider.TCP, ranks, timeout, body);
     }
 
     /** Runs {@code body} on each of {@code ranks} ranks, with the communicators' timeout {@code timeout}. */
-    static void run(int ranks, Duration timeout, Rank body) throws Exception {
-        try (LocalGroup g = LocalGroup.start(ranks, LocalGroup.config(TransportConfig.Provider.TCP))) {
+    static void run(TransportConfig.Provider provider, int ranks, Duration timeout, Rank body) throws Exception {
+        try (LocalGroup g = LocalGroup.start(ranks, LocalGroup.config(provider))) {
             g.run(Duration.ofMinutes(1), (rank, t, store) -> {
                 try (Communicator c = Communicator.builder().transport(t).store(store)
                         .options(CollectiveOptions.defaults().withTimeout(timeout)).build()) {

@@ -20,7 +20,7 @@ class PointToPointStallTest {
      */
     @Test
     void stalledSendsAndReceivesOfTheSameNumberToDifferentPeersAreNoMismatch() throws Exception {
-        TcpWorld.run(3, Duration.ofSeconds(30), (rank, c) -> {
+        LocalWorld.tcp(3, Duration.ofSeconds(30), (rank, c) -> {
             float[] ten = new float[10];
             float[] twenty = new float[20];
             switch (rank) {

@@ -19,7 +19,7 @@ class SplitAbortTest {
      */
     @Test
     void abortingASplitEndsItsCallWaitingBehindABusyWorld() throws Exception {
-        TcpWorld.run(2, Duration.ofSeconds(30), (rank, world) -> {
+        LocalWorld.tcp(2, Duration.ofSeconds(30), (rank, world) -> {
             Communicator split = world.split(0, rank);
             if (rank == 1) {
                 CompletableFuture<Void> worldBarrier = CompletableFuture.runAsync(world::barrier);
