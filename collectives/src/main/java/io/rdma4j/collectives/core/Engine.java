@@ -24,6 +24,8 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class Engine implements AutoCloseable {
     /** Idle polls between clock reads (the stall clock needs no finer resolution). */
     private static final int CLOCK_EVERY = 64;
+    /** No stall of the current op reported yet (-1, an unknown peer, is a value a report can carry). */
+    private static final int NOT_REPORTED = -2;
     /** Idle polls (spins, then yields) before an op that can sleep on its peers does so. */
     private static final int SLEEP_AFTER_IDLES = 32;
     /** Longest sleep per idle: a peer's publish wakes it at once, this only bounds missed wakes. */
@@ -88,7 +90,7 @@ public final class Engine implements AutoCloseable {
             op.start();
             long stallStart = 0;
             long nextCheck = 0;
-            boolean reported = false;
+            int reportedWaitingFor = NOT_REPORTED;
             int idles = 0;
             idle.reset();
             long timeout = options.timeout().toNanos();
@@ -119,11 +121,14 @@ public final class Engine implements AutoCloseable {
                 }
                 if (now - nextCheck >= 0) {
                     checkBoard(cs);
-                    if (!reported && now - stallStart >= 2 * check) {
-                        board.reportStall(cs.board(), cs.worldRank(), op.identity(), op.waitingFor());
-                        reported = true;
+                    // again when the op, having moved on, now waits for another rank: a register
+                    // left naming the rank of an earlier stall would lead the others' blame astray
+                    int waiting = op.waitingFor();
+                    if (waiting != reportedWaitingFor && now - stallStart >= 2 * check) {
+                        board.reportStall(cs.board(), cs.worldRank(), op.identity(), waiting);
+                        reportedWaitingFor = waiting;
                     }
-                    if (reported) {
+                    if (reportedWaitingFor != NOT_REPORTED) {
                         compareStall(op, cs);
                     }
                     // the longer the stall, the rarer the (store round-trip) checks
