@@ -8,7 +8,9 @@ import java.lang.foreign.MemorySegment;
  * under the communicator's issue lock and run, oldest first, by whichever thread holds the
  * engine: the progress thread, a thread awaiting one of them, or a synchronous call that must
  * run after them. That single-consumer-under-a-lock discipline is what keeps execution in issue
- * order.
+ * order. The one consumer without the engine is {@link #failAll}, for a communicator aborted while
+ * another holds the engine; the queue's own monitor, held by whoever takes calls out of it, keeps
+ * it from overtaking a call still being run.
  */
 final class CallQueue {
     private final Request[] requests;
@@ -60,15 +62,35 @@ final class CallQueue {
 
     /** Runs the queued calls numbered up to {@code seq}, oldest first; the caller holds the engine. */
     void runThrough(long seq) {
-        while (head <= seq && head != tail) {
-            runOldest();
+        if (head > seq || head == tail) {
+            return;
+        }
+        synchronized (this) {
+            while (head <= seq && head != tail) {
+                runOldest();
+            }
         }
     }
 
     /** Runs every queued call; the caller holds the engine. */
     void runAll() {
+        runThrough(Long.MAX_VALUE);
+    }
+
+    /**
+     * Completes every queued call with {@code cause}, oldest first, without running it: the
+     * caller need not hold the engine (the communicator was aborted, and the engine may stay
+     * taken by another communicator's call for its whole timeout).
+     */
+    synchronized void failAll(Throwable cause) {
         while (head != tail) {
-            runOldest();
+            long h = head;
+            int i = (int) (h & mask);
+            Work w = works[i];
+            requests[i].clear();
+            works[i] = null;
+            head = h + 1;
+            w.complete(cause);
         }
     }
 

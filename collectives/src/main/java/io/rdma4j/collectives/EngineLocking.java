@@ -22,13 +22,9 @@ final class EngineLocking {
     private EngineLocking() {
     }
 
-    static void lock(ReentrantLock lock) {
-        lock(lock, null);
-    }
-
     /**
-     * {@link #lock(ReentrantLock)} for a call of the communicator whose state is {@code waiter}:
-     * once it parks, it gives up with the abort cause when that communicator was aborted. The
+     * Takes {@code lock} for a call of the communicator whose state is {@code waiter}: once it
+     * parks, it gives up with the abort cause when that communicator was aborted. The
      * lock is shared with the world and its other splits, whose stalled collective may hold it
      * for the whole timeout, and an abort of this communicator alone leaves that one running.
      */
@@ -40,7 +36,7 @@ final class EngineLocking {
             } else if (round < SPINS + YIELDS) {
                 Thread.yield();
             } else {
-                CollectiveException aborted = waiter == null ? null : waiter.abortCause();
+                CollectiveException aborted = waiter.abortCause();
                 if (aborted != null) {
                     throw aborted;
                 }

@@ -68,7 +68,7 @@ final class IssueOrder {
                 }
             }
             if (progress == null) {
-                progress = new ProgressThread(queue, engineLock, progressName);
+                progress = new ProgressThread(queue, engineLock, state, progressName);
             }
             progress.checkAccessible("send", send);
             progress.checkAccessible("receive", recv);

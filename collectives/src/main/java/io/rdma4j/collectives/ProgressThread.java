@@ -1,5 +1,7 @@
 package io.rdma4j.collectives;
 
+import io.rdma4j.collectives.core.CommState;
+
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -14,12 +16,15 @@ import java.util.concurrent.locks.ReentrantLock;
 final class ProgressThread implements Runnable {
     private final CallQueue queue;
     private final ReentrantLock engineLock;
+    private final CommState state;
     private final Thread thread;
     private volatile boolean stopping;
 
-    ProgressThread(CallQueue queue, ReentrantLock engineLock, String name) {
+    /** @param state the communicator's: once it is aborted, its queued calls fail without waiting for the engine */
+    ProgressThread(CallQueue queue, ReentrantLock engineLock, CommState state, String name) {
         this.queue = queue;
         this.engineLock = engineLock;
+        this.state = state;
         this.thread = new Thread(this, name);
         thread.setDaemon(true);
         thread.start();
@@ -56,7 +61,12 @@ final class ProgressThread implements Runnable {
     public void run() {
         while (true) {
             if (!queue.isEmpty()) {
-                EngineLocking.lock(engineLock);
+                try {
+                    EngineLocking.lock(engineLock, state);
+                } catch (CollectiveException aborted) {
+                    queue.failAll(aborted);
+                    continue;
+                }
                 try {
                     queue.runAll();
                 } finally {

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** abort() of a split unblocks its calls even while the world, which shares its engine, is busy. */
@@ -40,6 +41,39 @@ class SplitAbortTest {
                 long ms = (System.nanoTime() - start) / 1_000_000;
                 assertInstanceOf(CommunicatorAbortedException.class, e);
                 assertTrue(ms < 1000, "the aborted split's call ended " + ms + " ms after the abort");
+                worldBarrier.get(20, TimeUnit.SECONDS);
+            } else {
+                Thread.sleep(3000);
+                world.barrier();
+            }
+            split.close();
+        });
+    }
+
+    /**
+     * The same for asynchronous calls: two calls queued on the split wait for the engine that the
+     * world's barrier holds; aborting the split fails both at once, in issue order, and frees the
+     * progress thread, instead of leaving them queued until the world's call ends.
+     */
+    @Test
+    void abortingASplitFailsItsQueuedAsynchronousCallsWhileTheWorldIsBusy() throws Exception {
+        LocalWorld.tcp(2, Duration.ofSeconds(30), (rank, world) -> {
+            Communicator split = world.split(0, rank);
+            if (rank == 1) {
+                CompletableFuture<Void> worldBarrier = CompletableFuture.runAsync(world::barrier);
+                Thread.sleep(300); // the world barrier holds the engine, waiting for rank 0
+                Work first = split.barrierAsync();
+                Work second = split.barrierAsync();
+                Thread.sleep(300); // the split's progress thread waits for the engine
+                long start = System.nanoTime();
+                split.abort();
+                CollectiveException e1 = assertThrows(CollectiveException.class, () -> first.await(Duration.ofSeconds(10)));
+                assertTrue(second.isDone(), "issue order: the second call completed with the first");
+                CollectiveException e2 = assertThrows(CollectiveException.class, () -> second.await(Duration.ofSeconds(10)));
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertInstanceOf(CommunicatorAbortedException.class, e1);
+                assertInstanceOf(CommunicatorAbortedException.class, e2);
+                assertTrue(ms < 1000, "the aborted split's queued calls ended " + ms + " ms after the abort");
                 worldBarrier.get(20, TimeUnit.SECONDS);
             } else {
                 Thread.sleep(3000);
