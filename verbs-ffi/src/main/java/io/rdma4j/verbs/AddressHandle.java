@@ -46,8 +46,8 @@ public final class AddressHandle extends NativeResource {
                     t.serviceLevel());
             MemorySegment errno = Downcalls.captureState(arena);
             MemorySegment ah = (MemorySegment) IbvCalls.CREATE_AH.invokeExact(errno, pd.segment(), attr);
-            return new AddressHandle(pd, Results.checkPointer(ah, errno, "ibv_create_ah(" + pd.context().name() + ")",
-                    ibv_ah.sizeof()), t);
+            return Results.own(Results.checkPointer(ah, errno, "ibv_create_ah(" + pd.context().name() + ")",
+                    ibv_ah.sizeof()), Verbs::ibv_destroy_ah, h -> new AddressHandle(pd, h, t));
         } catch (Throwable e) {
             throw NativeCalls.rethrow(e);
         }

@@ -48,7 +48,8 @@ public final class CmId extends NativeResource {
             int rc = (int) CmCalls.CREATE_ID.invokeExact(errno, channel.segment(), out, MemorySegment.NULL,
                     RdmaCm.RDMA_PS_TCP());
             CmCalls.check(rc, errno, "rdma_create_id");
-            return new CmId(out.get(ADDRESS, 0).reinterpret(rdma_cm_id.sizeof()), channel, null, "CmId");
+            return Results.own(out.get(ADDRESS, 0).reinterpret(rdma_cm_id.sizeof()), RdmaCm::rdma_destroy_id,
+                    id -> new CmId(id, channel, null, "CmId"));
         } catch (Throwable t) {
             channel.close();
             throw NativeCalls.rethrow(t);

@@ -39,8 +39,13 @@ public final class CompletionChannel extends NativeResource {
             MemorySegment ch = (MemorySegment) IbvCalls.CREATE_COMP_CHANNEL.invokeExact(errno, context.segment());
             ch = Results.checkPointer(ch, errno, "ibv_create_comp_channel(" + context.name() + ")",
                     ibv_comp_channel.sizeof());
-            CompletionChannel c = new CompletionChannel(context, ch);
-            Posix.setNonBlocking(c.fd, c.description());
+            CompletionChannel c = Results.own(ch, Verbs::ibv_destroy_comp_channel, h -> new CompletionChannel(context, h));
+            try {
+                Posix.setNonBlocking(c.fd, c.description());
+            } catch (RuntimeException e) {
+                c.close();
+                throw e;
+            }
             return c;
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);

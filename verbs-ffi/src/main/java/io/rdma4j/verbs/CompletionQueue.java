@@ -34,7 +34,7 @@ public final class CompletionQueue extends NativeResource {
                     MemorySegment.NULL, ch, vector);
             cq = Results.checkPointer(cq, errno, "ibv_create_cq(" + context.name() + ", " + minEntries + " entries)",
                     ibv_cq.sizeof());
-            CompletionQueue q = new CompletionQueue(context, cq, channel);
+            CompletionQueue q = Results.own(cq, Verbs::ibv_destroy_cq, h -> new CompletionQueue(context, h, channel));
             if (channel != null) {
                 channel.attach(q);
             }

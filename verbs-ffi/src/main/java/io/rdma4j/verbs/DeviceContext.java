@@ -50,12 +50,7 @@ public final class DeviceContext extends NativeResource {
             MemorySegment errno = Downcalls.captureState(arena);
             MemorySegment ctx = (MemorySegment) IbvCalls.OPEN_DEVICE.invokeExact(errno, device);
             ctx = Results.checkPointer(ctx, errno, "ibv_open_device(" + name + ")", ibv_context.sizeof());
-            try {
-                return new DeviceContext(ctx, name, null, true);
-            } catch (RuntimeException e) {
-                Verbs.ibv_close_device(ctx);
-                throw e;
-            }
+            return Results.own(ctx, Verbs::ibv_close_device, h -> new DeviceContext(h, name, null, true));
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }

@@ -50,7 +50,8 @@ public final class MemoryRegion extends NativeResource {
             if (mr.equals(MemorySegment.NULL)) {
                 throw registrationFailed(what, Errno.captured(errno));
             }
-            return new MemoryRegion(pd, mr.reinterpret(ibv_mr.sizeof()), memory, memory.address(), what);
+            return Results.own(mr.reinterpret(ibv_mr.sizeof()), Verbs::ibv_dereg_mr,
+                    h -> new MemoryRegion(pd, h, memory, memory.address(), what));
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }
@@ -68,8 +69,8 @@ public final class MemoryRegion extends NativeResource {
             MemorySegment errno = Downcalls.captureState(arena);
             MemorySegment mr = (MemorySegment) IbvCalls.REG_DMABUF_MR.invokeExact(errno, pd.segment(), offset, length,
                     iova, fd, access);
-            return new MemoryRegion(pd, Results.checkPointer(mr, errno, "ibv_reg_dmabuf_mr for " + what,
-                    ibv_mr.sizeof()), null, iova, what);
+            return Results.own(Results.checkPointer(mr, errno, "ibv_reg_dmabuf_mr for " + what, ibv_mr.sizeof()),
+                    Verbs::ibv_dereg_mr, h -> new MemoryRegion(pd, h, null, iova, what));
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }

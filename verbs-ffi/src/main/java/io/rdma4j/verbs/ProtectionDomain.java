@@ -24,8 +24,8 @@ public final class ProtectionDomain extends NativeResource {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Downcalls.captureState(arena);
             MemorySegment pd = (MemorySegment) IbvCalls.ALLOC_PD.invokeExact(errno, context.segment());
-            return new ProtectionDomain(context, Results.checkPointer(pd, errno,
-                    "ibv_alloc_pd(" + context.name() + ")", ibv_pd.sizeof()));
+            return Results.own(Results.checkPointer(pd, errno, "ibv_alloc_pd(" + context.name() + ")", ibv_pd.sizeof()),
+                    Verbs::ibv_dealloc_pd, h -> new ProtectionDomain(context, h));
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }

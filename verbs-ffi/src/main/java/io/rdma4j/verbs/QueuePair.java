@@ -77,11 +77,11 @@ public final class QueuePair extends NativeResource {
             MemorySegment qp = (MemorySegment) IbvCalls.CREATE_QP.invokeExact(errno, pd.segment(), init);
             qp = Results.checkPointer(qp, errno, "ibv_create_qp(" + type + " on " + where + ", " + caps + ")",
                     ibv_qp.sizeof());
-            MemorySegment created = qp;
-            return new QueuePair(type + " QueuePair " + ibv_qp.qp_num(qp) + " on " + where,
-                    new NativeResource[]{pd, sendCq, recvCq}, qp, type,
+            return Results.own(qp, Verbs::ibv_destroy_qp, created -> new QueuePair(
+                    type + " QueuePair " + ibv_qp.qp_num(created) + " on " + where,
+                    new NativeResource[]{pd, sendCq, recvCq}, created, type,
                     capabilitiesOf(cap), pd.context().dataPath(),
-                    (attr, mask) -> Verbs.ibv_modify_qp(created, attr, mask), () -> Verbs.ibv_destroy_qp(created));
+                    (attr, mask) -> Verbs.ibv_modify_qp(created, attr, mask), () -> Verbs.ibv_destroy_qp(created)));
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }
