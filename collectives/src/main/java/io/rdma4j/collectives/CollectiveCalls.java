@@ -119,7 +119,8 @@ final class CollectiveCalls {
                            Algorithm forced) {
         long bytes = checkCount(count, type);
         checkSize("allReduce send", send, bytes);
-        checkSize("allReduce recv", recv, bytes);
+        checkReceive("allReduce recv", recv, bytes);
+        checkLayout("allReduce", send, bytes, recv, bytes, 0);
         checkOp(op);
         Algorithm a = algorithmFor(bytes, forced);
         Call c = begin(CollectiveKind.ALL_REDUCE, type, op, count, -1, a.ordinal());
@@ -139,9 +140,10 @@ final class CollectiveCalls {
 
     private void reduceScatter(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op) {
         long bytes = checkCount(count, type);
-        long total = Math.multiplyExact(bytes, (long) size());
+        long total = total(bytes);
         checkSize("reduceScatter send", send, total);
-        checkSize("reduceScatter recv", recv, bytes);
+        checkReceive("reduceScatter recv", recv, bytes);
+        checkLayout("reduceScatter", send, total, recv, bytes, bytes * rank());
         checkOp(op);
         Call c = begin(CollectiveKind.REDUCE_SCATTER, type, op, count, -1, -1);
         if (size() == 1) {
@@ -155,9 +157,9 @@ final class CollectiveCalls {
 
     private void allGather(CollectiveKind kind, MemorySegment send, MemorySegment recv, long count, DataType type) {
         long bytes = checkCount(count, type);
-        long total = Math.multiplyExact(bytes, (long) size());
+        long total = total(bytes);
         checkSize("allGather send", send, bytes);
-        checkSize("allGather recv", recv, total);
+        checkReceive("allGather recv", recv, total);
         Call c = begin(kind, type, null, count, -1, -1);
         MemorySegment own = recv.asSlice(bytes * rank(), bytes);
         if (!Binder.sameMemory(send, own)) {
@@ -177,7 +179,11 @@ final class CollectiveCalls {
     private void broadcast(MemorySegment data, long count, DataType type, int root) {
         long bytes = checkCount(count, type);
         checkRoot(root);
-        checkSize("broadcast data", data, bytes);
+        if (rank() == root) {
+            checkSize("broadcast data", data, bytes);
+        } else {
+            checkReceive("broadcast data", data, bytes);
+        }
         Call c = begin(CollectiveKind.BROADCAST, type, null, count, root, -1);
         if (size() == 1) {
             return;
@@ -195,7 +201,8 @@ final class CollectiveCalls {
         checkSize("reduce send", send, bytes);
         boolean isRoot = rank() == root;
         if (isRoot) {
-            checkSize("reduce recv", recv, bytes);
+            checkReceive("reduce recv", recv, bytes);
+            checkLayout("reduce", send, bytes, recv, bytes, 0);
         }
         checkOp(op);
         Call c = begin(CollectiveKind.REDUCE, type, op, count, root, -1);
@@ -227,9 +234,9 @@ final class CollectiveCalls {
 
     private void allToAll(MemorySegment send, MemorySegment recv, long count, DataType type) {
         long bytes = checkCount(count, type);
-        long total = Math.multiplyExact(bytes, (long) size());
+        long total = total(bytes);
         checkSize("allToAll send", send, total);
-        checkSize("allToAll recv", recv, total);
+        checkReceive("allToAll recv", recv, total);
         if (Binder.sameMemory(send, recv) || Binder.overlaps(send, recv)) {
             throw new IllegalArgumentException("allToAll needs distinct send and receive buffers");
         }
@@ -251,7 +258,11 @@ final class CollectiveCalls {
             throw new IllegalArgumentException("peer " + peer + " is not another rank of this communicator of "
                     + size());
         }
-        checkSize(isSend ? "send data" : "recv data", data, bytes);
+        if (isSend) {
+            checkSize("send data", data, bytes);
+        } else {
+            checkReceive("recv data", data, bytes);
+        }
         checkUsable();
         long seq = isSend ? p2pSendSeq[peer]++ : p2pRecvSeq[peer]++;
         Call c = begin(CollectiveKind.SEND_RECV, type, null, count, -1, -1, seq);
@@ -290,15 +301,58 @@ final class CollectiveCalls {
         if (type == null) {
             throw new IllegalArgumentException("data type must not be null");
         }
-        return type.bytes(count);
+        try {
+            return type.bytes(count);
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("count " + count + " of " + type + " is more bytes than a long holds");
+        }
     }
 
+    /** The bytes of {@code size()} blocks of {@code bytes}. */
+    private long total(long bytes) {
+        try {
+            return Math.multiplyExact(bytes, (long) size());
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(size() + " blocks of " + bytes + " bytes are more than a long holds");
+        }
+    }
+
+    /**
+     * Checks a buffer before the call takes its sequence number: what fails here fails this rank
+     * alone, and the others never see the call.
+     */
     private static void checkSize(String what, MemorySegment seg, long bytes) {
         if (seg == null) {
             throw new IllegalArgumentException(what + " buffer is null");
         }
         if (seg.byteSize() < bytes) {
             throw new IllegalArgumentException(what + " buffer holds " + seg.byteSize() + " bytes, needs " + bytes);
+        }
+        if (!seg.scope().isAlive()) {
+            throw new IllegalStateException(what + " buffer was freed (its arena is closed)");
+        }
+    }
+
+    /** {@link #checkSize} for a buffer the call writes into. */
+    private static void checkReceive(String what, MemorySegment seg, long bytes) {
+        checkSize(what, seg, bytes);
+        if (seg.isReadOnly()) {
+            throw new IllegalArgumentException(what + " buffer is read-only");
+        }
+    }
+
+    /**
+     * Refuses send and receive ranges that overlap other than in the call's in-place layout
+     * (receive {@code inPlaceOffset} bytes into send): the algorithms would overwrite data of
+     * the send buffer that they still have to read or send.
+     */
+    private static void checkLayout(String call, MemorySegment send, long sendBytes, MemorySegment recv, long recvBytes,
+                                    long inPlaceOffset) {
+        long offset = Binder.overlapOffset(send, sendBytes, recv, recvBytes);
+        if (offset != Binder.DISJOINT && offset != inPlaceOffset) {
+            throw new IllegalArgumentException(call + ": the receive buffer overlaps the send buffer at byte " + offset
+                    + " of it; in place, it starts at byte " + inPlaceOffset + " of the send buffer, else the two "
+                    + "must not overlap");
         }
     }
 

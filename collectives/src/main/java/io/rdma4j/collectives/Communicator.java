@@ -41,7 +41,9 @@ import static io.rdma4j.collectives.Request.NO_ROOT;
  * NCCL: reduce-scatter's count is what each rank receives, allgather's what each rank sends,
  * all-to-all's what goes to each peer. A call is in place when send and receive are the same
  * segment (reduce-scatter: receive is block {@code rank} of send; allgather: send is block
- * {@code rank} of receive). Synchronous calls run on the caller's thread; {@code *Async} calls
+ * {@code rank} of receive); send and receive that overlap otherwise, a read-only or freed
+ * buffer, and counts out of range are refused with an exception on the rank that passed them,
+ * before the call starts (the other ranks never see it). Synchronous calls run on the caller's thread; {@code *Async} calls
  * return a reusable {@link Work} handle and run on the communicator's progress thread, or on a
  * thread that awaits them; neither kind allocates once warm. All of them, synchronous or not,
  * execute and complete in issue order. Collectives of communicators that share a transport

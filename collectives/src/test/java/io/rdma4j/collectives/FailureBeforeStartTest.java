@@ -1,7 +1,13 @@
 package io.rdma4j.collectives;
 
+import io.rdma4j.transport.Connection;
+import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.Transport;
+import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.TransportException;
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 
@@ -11,31 +17,56 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A call that fails on one rank after it took its sequence number, before the collective
- * itself ran (here: heap arrays that partially overlap, refused when they are staged), fails
- * the other ranks at once, naming that rank, instead of leaving them to the timeout.
+ * itself ran (here: memory its transport refuses to register), fails the other ranks at once,
+ * naming that rank, instead of leaving them to the timeout.
  */
 class FailureBeforeStartTest {
+    /** The size of the buffer rank 1's transport refuses to register. */
+    private static final long REFUSED_BYTES = 4 * 1000 + 4;
 
     @Test
     void aRankWhoseCallFailsBeforeItStartsFailsTheOthersNamingItself() throws Exception {
-        LocalWorld.tcp(2, Duration.ofSeconds(20), (rank, c) -> {
-            float[] a = new float[64];
-            long start = System.nanoTime();
-            CollectiveException e;
-            if (rank == 1) {
-                MemorySegment all = MemorySegment.ofArray(a);
-                e = assertThrows(CollectiveException.class, () -> c.allReduce(all.asSlice(0, 128),
-                        all.asSlice(16, 128), 32, DataType.F32, ReduceOp.SUM, Algorithm.RING));
-                assertTrue(e.getMessage().contains("partially overlap"), e.getMessage());
-                // broken here too: no later call runs one number ahead of the others
-                assertThrows(CollectiveException.class, c::barrier);
-            } else {
-                e = assertThrows(CollectiveException.class, () -> c.allReduce(MemorySegment.ofArray(a),
-                        MemorySegment.ofArray(new float[64]), 32, DataType.F32, ReduceOp.SUM, Algorithm.RING));
-                long ms = (System.nanoTime() - start) / 1_000_000;
-                assertTrue(ms < 10_000, "rank 0 waited " + ms + " ms: " + e);
+        LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(20),
+                (rank, t) -> rank == 1 ? new RefusingRegistration(t) : t, (rank, c) -> {
+            try (Arena arena = Arena.ofShared()) {
+                long start = System.nanoTime();
+                CollectiveException e;
+                if (rank == 1) {
+                    MemorySegment refused = arena.allocate(REFUSED_BYTES);
+                    e = assertThrows(CollectiveException.class, () -> c.allReduce(refused, arena.allocate(4000), 1000,
+                            DataType.F32, ReduceOp.SUM, Algorithm.RING));
+                    assertTrue(e.getMessage().contains("cannot register"), e.getMessage());
+                    // broken here too: no later call runs one number ahead of the others
+                    assertThrows(CollectiveException.class, c::barrier);
+                } else {
+                    e = assertThrows(CollectiveException.class, () -> c.allReduce(arena.allocate(4000),
+                            arena.allocate(4000), 1000, DataType.F32, ReduceOp.SUM, Algorithm.RING));
+                    long ms = (System.nanoTime() - start) / 1_000_000;
+                    assertTrue(ms < 10_000, "rank 0 waited " + ms + " ms: " + e);
+                }
+                assertEquals(1, e.failedRank(), e.toString());
             }
-            assertEquals(1, e.failedRank(), e.toString());
         });
+    }
+
+    /** A transport that cannot register memory of {@link #REFUSED_BYTES}, as one short of pinnable memory. */
+    private record RefusingRegistration(Transport t) implements Transport {
+        @Override
+        public RegisteredBuffer register(MemorySegment segment) {
+            if (segment.byteSize() == REFUSED_BYTES) {
+                throw new TransportException(t.rank(), "cannot register " + segment.byteSize() + " bytes (test)");
+            }
+            return t.register(segment);
+        }
+
+        @Override public String provider() { return t.provider(); }
+        @Override public int rank() { return t.rank(); }
+        @Override public int size() { return t.size(); }
+        @Override public RegisteredBuffer allocate(long bytes) { return t.allocate(bytes); }
+        @Override public Connection connection(int peer) { return t.connection(peer); }
+        @Override public long test(long request) { return t.test(request); }
+        @Override public long await(long request, long timeoutNanos) { return t.await(request, timeoutNanos); }
+        @Override public void abort(Throwable cause) { t.abort(cause); }
+        @Override public void close() { t.close(); }
     }
 }

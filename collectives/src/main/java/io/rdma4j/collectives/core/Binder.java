@@ -45,18 +45,20 @@ public final class Binder {
                 c.recvOff = delta;
                 return;
             }
-            if (!send.isNative() && !recv.isNative() && overlaps(send, recv)) {
-                throw new IllegalArgumentException("send and receive arrays partially overlap");
-            }
             c.send = bind(send, sendBytes, 0, copySendIn);
             c.recv = bind(recv, recvBytes, 1, false);
             c.sendOff = c.recvOff = 0;
         }
     }
 
-    /** A registered view of {@code seg}: the segment itself when native, else registered scratch. */
+    /**
+     * A registered view of {@code seg}: the segment itself when native, else registered scratch.
+     * A read-only native segment (a send buffer) goes through scratch too: registered, it would
+     * be the transport's cached view of that memory, and a later call writing into the same
+     * memory would get the read-only view back.
+     */
     public RegisteredBuffer bind(MemorySegment seg, long bytes, int scratchSlot, boolean copyIn) {
-        if (seg.isNative() && bytes > 0) {
+        if (seg.isNative() && !seg.isReadOnly() && bytes > 0) {
             return transport.register(seg);
         }
         RegisteredBuffer s = staging.scratch(scratchSlot, Math.max(bytes, 8));
@@ -81,6 +83,23 @@ public final class Binder {
 
     public static boolean overlaps(MemorySegment a, MemorySegment b) {
         return a.asOverlappingSlice(b).isPresent();
+    }
+
+    /** What {@link #overlapOffset} returns for ranges that do not overlap. */
+    public static final long DISJOINT = Long.MIN_VALUE;
+
+    /**
+     * Where the first {@code bBytes} of {@code b} start relative to {@code a} (in bytes, may be
+     * negative) if they overlap the first {@code aBytes} of {@code a}, else {@link #DISJOINT}.
+     * Allocates nothing for native segments.
+     */
+    public static long overlapOffset(MemorySegment a, long aBytes, MemorySegment b, long bBytes) {
+        if (aBytes == 0 || bBytes == 0 || a.isNative() != b.isNative()
+                || (!a.isNative() && !a.heapBase().equals(b.heapBase()))) {
+            return DISJOINT;
+        }
+        long offset = b.address() - a.address();
+        return offset < aBytes && -offset < bBytes ? offset : DISJOINT;
     }
 
     /** Byte offset of {@code inner} inside {@code outer} if it lies entirely within it, else -1. */
