@@ -189,6 +189,7 @@ public final class GradientBucketer implements AutoCloseable {
      * @throws CollectiveException        if it failed
      */
     public void awaitBucket(int b, Duration timeout) {
+        checkOpen();
         if (!isLaunched(b)) {
             throw new IllegalStateException("bucket " + b + " of " + buckets.length + " was not launched yet");
         }
@@ -223,9 +224,7 @@ public final class GradientBucketer implements AutoCloseable {
      * predecessors were launched.
      */
     public void markReady(int gradIndex) {
-        if (closed) {
-            throw new IllegalStateException("gradient bucketer is closed");
-        }
+        checkOpen();
         if (gradIndex < 0 || gradIndex >= grads.length) {
             throw new IndexOutOfBoundsException("gradient " + gradIndex + " of " + grads.length);
         }
@@ -266,6 +265,7 @@ public final class GradientBucketer implements AutoCloseable {
      * @throws IllegalStateException if a gradient was never marked ready (named)
      */
     public void finish(Duration timeout) {
+        checkOpen();
         if (marked != grads.length) {
             for (int i = 0; i < grads.length; i++) {
                 if (!ready[i]) {
@@ -328,14 +328,22 @@ public final class GradientBucketer implements AutoCloseable {
      * timeout), since a bucket freed under a running call is memory the transport still reads
      * and writes. An interrupt of the closing thread does not shorten that wait; it stays set.
      */
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("gradient bucketer is closed");
+        }
+    }
+
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        for (Work w : works) {
+        for (int b = 0; b < works.length; b++) {
+            Work w = works[b];
             if (w != null) {
+                works[b] = null; // awaited here: the handle is the communicator's again, for its next call
                 try {
                     w.awaitUninterruptibly(); // an interrupted thread's close too: the call still uses the bucket
                 } catch (RuntimeException ignored) {

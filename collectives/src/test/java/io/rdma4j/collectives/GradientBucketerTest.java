@@ -136,6 +136,27 @@ class GradientBucketerTest {
         }
     }
 
+    /**
+     * A closed bucketer refuses every call: its handles went back to the communicator, which may
+     * have given them to another call since (here: the allreduce issued after close), and its
+     * buckets are freed.
+     */
+    @Test
+    void aClosedBucketerRefusesFinishAndAwait() throws Exception {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator c = Communicator.builder().transport(g.transport(0)).store(g.store(0)).build()) {
+            GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {16}, 16, ReduceOp.SUM);
+            bk.markReady(0);
+            bk.close();
+            Work other = c.allReduceAsync(MemorySegment.ofArray(new float[4]), DataType.F32, ReduceOp.SUM);
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> bk.finish(AWAIT));
+            assertTrue(e.getMessage().contains("closed"), e.getMessage());
+            assertThrows(IllegalStateException.class, () -> bk.awaitBucket(0, AWAIT));
+            assertThrows(IllegalStateException.class, () -> bk.markReady(0));
+            other.await(AWAIT); // still the other call's handle: not awaited, nor recycled, by the closed bucketer
+        }
+    }
+
     /** One rank's part of {@link #oneBucketOnTwoRanks}. */
     private interface OneBucketRank {
         void run(Communicator c, GradientBucketer bk) throws Exception;
