@@ -1,5 +1,7 @@
 package io.rdma4j.transport.internal;
 
+import java.lang.foreign.MemorySegment;
+
 import io.rdma4j.transport.RemoteBuffer;
 import io.rdma4j.transport.TransportException;
 
@@ -81,6 +83,16 @@ public final class TransportState {
         if (offset < 0 || length < 0 || offset > size || length > size - offset) {
             throw new IllegalArgumentException(what + " range [" + offset + ", +" + length + ") outside its buffer of "
                     + size + " bytes");
+        }
+    }
+
+    /**
+     * A local buffer a receive or read may write into: not a read-only view (which a copy into it
+     * would fail on, inside progress, and which a NIC would write into regardless).
+     */
+    public static void checkWritable(MemorySegment segment, String what) {
+        if (segment.isReadOnly()) {
+            throw new IllegalArgumentException(what + " buffer is read-only");
         }
     }
 

@@ -396,12 +396,6 @@ public final class TcpTransport implements Transport {
         return tb;
     }
 
-    private static void writable(TcpBuffer b, String what) {
-        if (b.segment().isReadOnly()) {
-            throw new IllegalArgumentException(what + " buffer is read-only");
-        }
-    }
-
     synchronized long isend(TcpConnection c, RegisteredBuffer source, long offset, long length, int tag) {
         live(c);
         TcpBuffer b = local(source, offset, length, "isend source");
@@ -439,7 +433,7 @@ public final class TcpTransport implements Transport {
     synchronized long irecv(TcpConnection c, RegisteredBuffer target, long offset, long capacity, int tag) {
         live(c);
         TcpBuffer b = local(target, offset, capacity, "irecv target");
-        writable(b, "irecv target");
+        TransportState.checkWritable(b.segment(), "irecv target");
         int s = requests.allocate(RequestTable.RECV, c.peer, b, offset, capacity);
         requests.tag[s] = tag;
         long id = requests.id(s);
@@ -473,7 +467,7 @@ public final class TcpTransport implements Transport {
                            long sourceOffset, long length) {
         live(c);
         TcpBuffer b = local(target, targetOffset, length, "read target");
-        writable(b, "read target");
+        TransportState.checkWritable(b.segment(), "read target");
         TransportState.checkRemote(c.peer, source, sourceOffset, length, "read source");
         int s = requests.allocate(RequestTable.READ, c.peer, b, targetOffset, length);
         requests.remoteId[s] = source.key();

@@ -538,6 +538,7 @@ public final class VerbsTransport implements Transport {
     synchronized long irecv(VerbsConnection c, RegisteredBuffer target, long offset, long capacity, int tag) {
         live(c);
         VerbsBuffer b = local(target, offset, capacity, "irecv target");
+        TransportState.checkWritable(b.segment(), "irecv target");
         int s = requests.allocate(RequestTable.RECV, c.peer, b, offset, capacity);
         requests.tag[s] = tag;
         long id = requests.id(s);
@@ -566,6 +567,7 @@ public final class VerbsTransport implements Transport {
                            long sourceOffset, long length) {
         live(c);
         VerbsBuffer b = local(target, targetOffset, length, "read target");
+        TransportState.checkWritable(b.segment(), "read target");
         remote(c, source, sourceOffset, length, "read source");
         int s = requests.allocate(RequestTable.READ, c.peer, b, targetOffset, length);
         requests.remoteAddress[s] = source.address() + sourceOffset;

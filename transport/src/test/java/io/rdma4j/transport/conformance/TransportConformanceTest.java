@@ -477,6 +477,34 @@ public abstract class TransportConformanceTest {
         });
     }
 
+    /**
+     * A read-only view as the target of a receive or read is refused when posted, and the
+     * connection stays usable (a copy into it, attempted later inside progress, used to fail
+     * there: on shm that failure jammed every later progress pass of the transport).
+     */
+    @Test
+    void aReadOnlyTargetIsRefusedWhenPostedAndTheConnectionStaysUsable() throws Exception {
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            try (Arena arena = Arena.ofShared();
+                 RegisteredBuffer b = t.allocate(8)) {
+                RegisteredBuffer readOnly = t.register(arena.allocate(64).asReadOnly());
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.irecv(readOnly, 0, 8, 0));
+                assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+                e = assertThrows(IllegalArgumentException.class, () -> c.read(readOnly, 0, b.remote(), 0, 8));
+                assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+                if (rank == 0) {
+                    b.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 0x5eed);
+                    assertEquals(8, t.await(c.isend(b, 0, 8, 0), WAIT));
+                } else {
+                    assertEquals(8, t.await(c.irecv(b, 0, 8, 0), WAIT));
+                    assertEquals(0x5eed, b.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 0));
+                }
+                readOnly.close();
+            }
+        });
+    }
+
     // ---- Faults.
 
     @Test

@@ -860,6 +860,53 @@ class ShmTransportTest {
         }
     }
 
+    /**
+     * A copy that fails inside progress (here: into memory confined to another thread than the
+     * one that drives progress) fails the connection of the peer it came from, naming that peer,
+     * and no other: rank 0 still gets rank 2's message, on the very thread whose progress pass met
+     * the failure.
+     */
+    @Test
+    void aCopyThatFailsInProgressFailsOnlyItsPeersConnection() throws Exception {
+        ShmTransport[] t = {group.transport(0, 3), group.transport(1, 3), group.transport(2, 3)};
+        CountDownLatch oneSent = new CountDownLatch(1);
+        runRanks(3, rank -> {
+            Transport me = t[rank];
+            if (rank == 0) {
+                try (Arena confined = Arena.ofConfined();
+                     RegisteredBuffer shared = me.allocate(8)) {
+                    RegisteredBuffer mine = me.register(confined.allocate(8));
+                    long fromOne = me.connection(1).irecv(mine, 0, 8, 5);
+                    long fromTwo = me.connection(2).irecv(shared, 0, 8, 5);
+                    long[] got = new long[1];
+                    Thread other = Thread.ofPlatform().start(() -> got[0] = me.await(fromTwo, TIMEOUT_NANOS));
+                    other.join();
+                    assertEquals(8, got[0], "rank 2's message arrived");
+                    assertEquals(2, shared.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 0));
+                    TransportException e = assertThrows(TransportException.class, () -> me.await(fromOne, TIMEOUT_NANOS));
+                    assertEquals(1, e.peer(), e.toString());
+                    mine.close();
+                }
+            } else {
+                try (RegisteredBuffer b = me.allocate(8)) {
+                    b.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, 0, rank);
+                    if (rank == 2) { // after rank 1's message, so that the pass that finds this one met that one first
+                        assertTrue(oneSent.await(60, TimeUnit.SECONDS));
+                        assertEquals(8, me.await(me.connection(0).isend(b, 0, 8, 5), TIMEOUT_NANOS));
+                    } else {
+                        try {
+                            me.await(me.connection(0).isend(b, 0, 8, 5), TIMEOUT_NANOS); // eager: done once it is out
+                        } finally {
+                            oneSent.countDown();
+                        }
+                        sleep(500);
+                    }
+                }
+            }
+        });
+        closeAll(t);
+    }
+
     private void closeAll(ShmTransport[] t) {
         for (ShmTransport x : t) {
             x.close();
