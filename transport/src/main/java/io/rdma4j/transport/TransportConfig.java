@@ -49,6 +49,8 @@ public final class TransportConfig {
     private static final System.Logger LOG = System.getLogger(TransportConfig.class.getName());
 
     /** The longest {@link #timeout()}: one whose nanoseconds fit a long (about 292 years). */
+    /** The most requests a transport may have outstanding at once ({@link Builder#maxOutstandingRequests}). */
+    public static final int MAX_OUTSTANDING_REQUESTS = 1 << 20;
     public static final Duration MAX_TIMEOUT = Duration.ofNanos(Long.MAX_VALUE).truncatedTo(ChronoUnit.MILLIS);
 
     /** Environment variable names. */
@@ -451,7 +453,7 @@ public final class TransportConfig {
             require(timeout != null && !timeout.isNegative() && !timeout.isZero() && timeout.compareTo(MAX_TIMEOUT) <= 0,
                     "timeout (" + ENV_TIMEOUT_MS + ") must be positive and at most " + MAX_TIMEOUT.toMillis() + " ms, was "
                             + timeout);
-            range("maxOutstandingRequests (" + ENV_MAX_REQUESTS + ")", maxOutstandingRequests, 1, 1 << 20);
+            range("maxOutstandingRequests (" + ENV_MAX_REQUESTS + ")", maxOutstandingRequests, 1, MAX_OUTSTANDING_REQUESTS);
             require(registrationCapBytes >= MIN_REGISTRATION_CAP_BYTES, "registrationCapBytes (" + ENV_REGISTRATION_CAP_BYTES
                     + ") must be at least " + MIN_REGISTRATION_CAP_BYTES + " (one page), was " + registrationCapBytes);
             require(shmDir != null, "shmDir must not be null");

@@ -3,6 +3,7 @@ package io.rdma4j.transport.tcp;
 import io.rdma4j.transport.Connection;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.internal.LongRing;
 
@@ -167,9 +168,9 @@ final class TcpConnection implements Connection {
     private long keptCount;
     /**
      * Clear-to-sends that may wait for their sends at once: a peer sends one per receive it has
-     * posted, and no rank's request table holds this many; more is a peer posting without end.
+     * posted, and no rank's request table holds more than this; more is a peer posting without end.
      */
-    static final int MAX_UNMATCHED_CTS = 1 << 16;
+    static final int MAX_UNMATCHED_CTS = TransportConfig.MAX_OUTSTANDING_REQUESTS;
     /** How long {@link #sendFault} may take to finish the frame in progress and write its own. */
     private static final long FAULT_WRITE_NANOS = 100_000_000;
     private int[] ctsTag = new int[16];
