@@ -56,7 +56,10 @@ final class SendQueue implements AutoCloseable {
         this.depth = Math.min(qp.capabilities().maxSendWr() - 1, maxDepth);
         this.marks = new int[depth + 1];
         java.util.Arrays.fill(marks, -1);
-        this.signalInterval = signalInterval;
+        // at most half the queue between signals: unsignalled requests retire only with a later
+        // signalled one, and a queue that fills with them (a rank that only receives posts only
+        // CTS writes and credit reports, none of which asks for a signal) never drains
+        this.signalInterval = Math.clamp(signalInterval, 1, Math.max(1, depth / 2));
         this.inlineMax = qp.capabilities().maxInlineData();
         this.batch = new SendWorkRequests(Math.max(1, Math.min(batchSize, depth)), 1);
     }

@@ -227,6 +227,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         MemoryRegion createdMr = null;
         RecvWorkRequests createdRecvs = null;
         WorkCompletions createdWcs = null;
+        QueuePair unowned = null; // created, not yet in a SendQueue that closes it
         try {
             this.control = controlArena.allocate(layout.size, 64);
             this.controlAddress = control.address();
@@ -239,8 +240,10 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             int[] qpns = new int[qps];
             for (int q = 0; q < qps; q++) {
                 QueuePair qp = createQp(device, createdCq, sqDepth, rqDepth, peer);
+                unowned = qp;
                 qp.init(device.rc);
                 sends[q] = new SendQueue(q, qp, sendDepth, transport.config.batchSize(), transport.config.signalInterval());
+                unowned = null;
                 qpns[q] = qp.qpNumber();
                 psns[q] = RANDOM.nextInt(1 << 24);
             }
@@ -256,13 +259,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                     controlAddress, controlMr.rkey(), transport.mailboxAddress(), transport.mailboxRkey(),
                     transport.liveness.host(), transport.liveness.port());
         } catch (RuntimeException e) {
+            // every step runs: a QP left open would keep its CQ, PD and device context alive too
+            Teardown alsoFailed = new Teardown();
+            alsoFailed.close(unowned);
             for (SendQueue s : sends) {
                 if (s != null) {
-                    s.qp.close();
-                    s.close();
+                    alsoFailed.close(s.qp, s);
                 }
             }
-            Teardown alsoFailed = new Teardown();
             alsoFailed.close(createdCq, createdMr, createdRecvs, createdWcs, controlArena::close);
             alsoFailed.addSuppressedTo(e);
             throw e;

@@ -139,28 +139,31 @@ public final class VerbsTransport implements Transport {
         this.mailboxArena = Arena.ofShared();
         MemoryRegion registered = null;
         BufferPool created = null;
+        Liveness listening = null;
         try {
             this.outboxOffset = 8L * requests.capacity;
             this.mailboxes = mailboxArena.allocate(2 * outboxOffset, 64);
             this.mailboxMr = registered = device.pd.register(mailboxes, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             this.pool = created = new BufferPool(device.pd, config.hugePages(), "verbs transport of rank " + rank);
-            this.liveness = Liveness.listen(device.livenessAddress(config), size);
-        } catch (RuntimeException e) {
+            this.liveness = listening = Liveness.listen(device.livenessAddress(config), size);
+            if (config.progressThread()) {
+                progressThread = new ProgressThread("rdma4j-verbs-progress-rank-" + rank, this::progressOnce,
+                        e -> abort(new TransportException(-1, "the verbs progress thread of rank " + rank + " failed: " + e, e)),
+                        config.newIdleStrategy(), config.progressCpu());
+                progressThread.start(); // last: nothing after it can fail and leave the thread running
+            } else {
+                progressThread = null;
+            }
+        } catch (RuntimeException | Error e) { // Error: a thread the system could not create, say
             // children first: a device whose objects are still open is not released
             Teardown alsoFailed = new Teardown();
-            alsoFailed.close(created, registered, mailboxArena::close, device);
+            alsoFailed.close(listening, created, registered, mailboxArena::close, device);
             alsoFailed.addSuppressedTo(e);
-            throw e instanceof TransportException ? e
-                    : new TransportException(-1, "rank " + rank + ": verbs transport set-up on " + device.describe()
+            if (e instanceof Error || e instanceof TransportException) {
+                throw e;
+            }
+            throw new TransportException(-1, "rank " + rank + ": verbs transport set-up on " + device.describe()
                     + " failed: " + e.getMessage(), e);
-        }
-        if (config.progressThread()) {
-            progressThread = new ProgressThread("rdma4j-verbs-progress-rank-" + rank, this::progressOnce,
-                    e -> abort(new TransportException(-1, "the verbs progress thread of rank " + rank + " failed: " + e, e)),
-                    config.newIdleStrategy(), config.progressCpu());
-            progressThread.start();
-        } else {
-            progressThread = null;
         }
         LOG.log(Level.DEBUG, "rank {0} of {1}: verbs transport on {2}", rank, size, device.describe());
     }
