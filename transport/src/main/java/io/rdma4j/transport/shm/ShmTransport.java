@@ -6,8 +6,8 @@ import io.rdma4j.transport.SharedWindow;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
-import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.Store;
+import io.rdma4j.transport.internal.PeerEntry;
 import io.rdma4j.transport.internal.RegistrationCache;
 import io.rdma4j.transport.internal.RequestCompletion;
 
@@ -219,13 +219,8 @@ public final class ShmTransport implements Transport {
         if (c != null) {
             return c;
         }
-        byte[] descriptor;
-        try {
-            descriptor = store.get(PeerInfo.storeKey(peer), timeout);
-        } catch (TransportTimeoutException e) {
-            throw new TransportTimeoutException(peer, "shm rank " + rank + ": peer " + peer
-                    + " did not publish its shared-memory files within " + timeout.toMillis() + " ms: " + e.getMessage());
-        }
+        byte[] descriptor = PeerEntry.await(store, PeerInfo.storeKey(peer), peer, timeout, this::checkUsable,
+                "its shared-memory files");
         PeerInfo info = PeerInfo.fromBytes(descriptor);
         String here = PeerInfo.localHost();
         if (info.rank() != peer) {

@@ -11,6 +11,7 @@ import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.internal.Closing;
 import io.rdma4j.transport.internal.HostAddress;
+import io.rdma4j.transport.internal.PeerEntry;
 import io.rdma4j.transport.internal.RegistrationCache;
 import io.rdma4j.transport.internal.RequestCompletion;
 import io.rdma4j.transport.internal.TransportState;
@@ -215,7 +216,8 @@ public final class TcpTransport implements Transport {
      * others wait for it. Abort and close close the channel, which ends the connect at once.
      */
     private TcpConnection connectTo(int peer) {
-        TcpEndpoint remote = TcpEndpoint.fromBytes(peer, store.get(ENDPOINT_KEY + peer, config.timeout()));
+        TcpEndpoint remote = TcpEndpoint.fromBytes(peer, PeerEntry.await(store, ENDPOINT_KEY + peer, peer, config.timeout(),
+                state::checkOpen, "its TCP endpoint"));
         String where = remote.host() + ":" + remote.port();
         SocketChannel ch;
         synchronized (this) {

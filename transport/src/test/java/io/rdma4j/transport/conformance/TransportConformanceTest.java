@@ -7,6 +7,9 @@ import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
+import io.rdma4j.transport.Transports;
+import io.rdma4j.transport.bootstrap.FileStore;
+import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.testing.LocalGroup;
 import io.rdma4j.transport.testing.RankProcesses;
 import org.junit.jupiter.api.AfterEach;
@@ -14,12 +17,14 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,6 +33,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -560,6 +566,44 @@ public abstract class TransportConformanceTest {
         waiter.join(10_000);
         assertTrue(!waiter.isAlive(), "connection() still blocked 10 s after abort");
         if (outcome[0] != null) {
+            assertTrue(outcome[0] instanceof TransportException, "unexpected " + outcome[0]);
+        }
+    }
+
+    /**
+     * A peer that never started its transport: connecting to it waits for what it would publish
+     * in the store, and that wait ends at once on abort and, at the timeout, names the peer.
+     */
+    @Test
+    void aConnectionToAPeerThatNeverStartedNamesThePeerOnTimeout(@TempDir Path dir) {
+        TransportConfig quick = LocalGroup.config(provider()).toBuilder().timeout(Duration.ofMillis(1500)).build();
+        try (Store store = new FileStore(dir);
+             Transport alone = Transports.create(quick, store, 0, 2)) { // rank 1 never starts
+            TransportException timedOut = assertThrows(TransportException.class, () -> alone.connection(1));
+            assertEquals(1, timedOut.peer(), timedOut.toString());
+        }
+    }
+
+    /** {@link #aConnectionToAPeerThatNeverStartedNamesThePeerOnTimeout}: the wait ends on abort, not at the timeout (20 s). */
+    @Test
+    void aConnectionToAPeerThatNeverStartedEndsOnAbort(@TempDir Path dir) throws Exception {
+        try (Store store = new FileStore(dir);
+             Transport alone = Transports.create(LocalGroup.config(provider()), store, 0, 2)) {
+            Throwable[] outcome = new Throwable[1];
+            Thread waiter = Thread.ofPlatform().start(() -> {
+                try {
+                    alone.connection(1);
+                } catch (Throwable e) {
+                    outcome[0] = e;
+                }
+            });
+            Thread.sleep(300);
+            alone.abort(new IllegalStateException("job cancelled"));
+            long start = System.nanoTime();
+            waiter.join(10_000);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertFalse(waiter.isAlive(), "connection() still blocked 10 s after abort");
+            assertTrue(ms < 2000L * STARTUP_SCALE, "connection() ended " + ms + " ms after the abort returned");
             assertTrue(outcome[0] instanceof TransportException, "unexpected " + outcome[0]);
         }
     }
