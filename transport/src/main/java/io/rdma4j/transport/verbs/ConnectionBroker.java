@@ -39,6 +39,8 @@ final class ConnectionBroker {
     private final VerbsConnection[] building;
     private final int[] stage;
     private final long[] deadline;
+    /** Why each peer's last set-up was abandoned (null: it was not), for the caller waiting on it. */
+    private final Throwable[] abandonedBecause;
     private long inboxSeen;
 
     ConnectionBroker(VerbsTransport transport, Store store, int rank, int size) {
@@ -48,6 +50,7 @@ final class ConnectionBroker {
         this.building = new VerbsConnection[size];
         this.stage = new int[size];
         this.deadline = new long[size];
+        this.abandonedBecause = new Throwable[size];
     }
 
     /** Establishes the connection to {@code peer} (answering other ranks meanwhile) or fails naming it. */
@@ -62,6 +65,13 @@ final class ConnectionBroker {
             long pause = 50_000;
             while (true) {
                 transport.checkUsable();
+                // before advanceAll, which would abandon this peer at the same deadline with less to say
+                if (System.nanoTime() - until > 0 && building[peer] != null) {
+                    String waitedFor = stage[peer] == PUBLISHED ? "publish its verbs endpoint" : "report its queue pairs ready";
+                    throw new TransportTimeoutException(peer, "peer " + peer + " did not " + waitedFor + " (store key '"
+                            + key(peer, rank, stage[peer] == PUBLISHED ? "endpoint" : "ready") + "') within "
+                            + timeoutNanos / 1_000_000 + " ms; rank " + rank + " gave up connecting to it");
+                }
                 int work = serveInbox() + advanceAll();
                 transport.liveness.acceptPending();
                 VerbsConnection done = transport.established(peer);
@@ -69,14 +79,9 @@ final class ConnectionBroker {
                     return done;
                 }
                 if (building[peer] == null) {
+                    Throwable why = abandonedBecause[peer];
                     throw new TransportException(peer, "rank " + rank + " could not connect to peer " + peer
-                            + ": its set-up was abandoned");
-                }
-                if (System.nanoTime() - until > 0) {
-                    String waitedFor = stage[peer] == PUBLISHED ? "publish its verbs endpoint" : "report its queue pairs ready";
-                    throw new TransportTimeoutException(peer, "peer " + peer + " did not " + waitedFor + " (store key '"
-                            + key(peer, rank, stage[peer] == PUBLISHED ? "endpoint" : "ready") + "') within "
-                            + timeoutNanos / 1_000_000 + " ms; rank " + rank + " gave up connecting to it");
+                            + ": its set-up was abandoned" + (why == null ? "" : ": " + why.getMessage()), why);
                 }
                 pause = work > 0 ? 50_000 : Math.min(pause * 2, MAX_PAUSE_NANOS);
                 LockSupport.parkNanos(pause);
@@ -123,7 +128,12 @@ final class ConnectionBroker {
             inboxSeen = entry;
             if (from >= 0 && from < building.length && from != rank && building[from] == null
                     && transport.established(from) == null) {
-                start(from, System.nanoTime() + transport.config.timeoutNanos(), false);
+                try {
+                    start(from, System.nanoTime() + transport.config.timeoutNanos(), false);
+                } catch (RuntimeException e) { // a failure for the rank that asked, not for the one awaited
+                    abandon(from, e);
+                    LOG.log(Level.WARNING, "rank " + rank + ": could not answer peer " + from + "'s connection request: " + e);
+                }
                 work++;
             }
         }
@@ -151,21 +161,15 @@ final class ConnectionBroker {
                     }
                 }
                 if (stage[p] == CONNECTED && peek(key(p, rank, "ready")) != null) {
-                    try {
-                        transport.promote(c);
-                    } catch (RuntimeException closedMeanwhile) { // aborted or closed: nothing else releases c
-                        abandon(p, closedMeanwhile);
-                        throw closedMeanwhile;
-                    }
+                    transport.promote(c); // aborted or closed meanwhile: abandoned below, and the caller's next check throws
                     building[p] = null;
                     work++;
                 } else if (building[p] != null && System.nanoTime() - deadline[p] > 0) {
                     abandon(p, new TransportTimeoutException(p, "peer " + p + " did not complete the connection to rank " + rank));
                 }
-            } catch (TransportException e) {
-                if (e instanceof TransportTimeoutException) {
-                    throw e;
-                }
+            } catch (RuntimeException e) {
+                // p's failure (a bad descriptor, a QP transition, an unreachable liveness listener)
+                // is p's alone: it ends p's set-up, and whoever waits for p learns why
                 abandon(p, e);
                 LOG.log(Level.DEBUG, "rank " + rank + ": connection set-up with peer " + p + " failed: " + e.getMessage());
             }
@@ -185,6 +189,7 @@ final class ConnectionBroker {
         VerbsConnection c = building[peer];
         if (c != null) {
             building[peer] = null;
+            abandonedBecause[peer] = cause;
             transport.discard(c, cause);
         }
     }

@@ -592,13 +592,20 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
      * During this side's clean close: whether the peer acknowledged everything this side posted
      * (completions taken now), or can acknowledge nothing more: the connection failed, or the
      * peer's liveness socket closed.
+     *
+     * @throws TransportException naming the peer when it died meanwhile (its socket closed without
+     *                            a clean close): a rank this side lost, which it tells the others
      */
     boolean acknowledged() {
         if (failure != null || peerClosed) {
             return true;
         }
         if (watch != null && watch.peerGone()) {
-            peerClosed = watch.closedCleanly(); // what fails after this is no rank this side lost
+            if (!watch.closedCleanly()) {
+                throw new TransportException(peer, "peer " + peer + " died while rank " + transport.rank()
+                        + " closed its transport");
+            }
+            peerClosed = true; // what fails after this is no rank this side lost
             return true;
         }
         pollCompletions();
