@@ -52,6 +52,10 @@ final class RegionTable {
 
     void publish(int index, long key, int slab, long offset, long length) {
         long e = entry(index);
+        // a slot reused after clear(): its key must read 0 before any new field is seen, or a
+        // reader could meet the old key on both sides of the new fields and accept them; a
+        // release orders only what came before it (no reordering to stop on x86, but on aarch64)
+        VarHandle.storeStoreFence();
         file.set(ValueLayout.JAVA_LONG, e + SLAB, slab);
         file.set(ValueLayout.JAVA_LONG, e + OFFSET, offset);
         file.set(ValueLayout.JAVA_LONG, e + LENGTH, length);
