@@ -67,8 +67,12 @@ import java.util.Arrays;
  * <p><b>One-sided</b>: writes and reads go straight to the peer's registered memory. A write with
  * an immediate also ends with a write-with-immediate on every QP, the one on QP 0 putting the
  * 32-bit value into the peer's immediate ring; the peer delivers values in ring order once every
- * QP's part arrived. So an immediate (like a completed receive) implies that everything this side
- * wrote to that peer earlier is visible too, whatever QP it went over.
+ * QP's part arrived. So an immediate implies that everything this side wrote to that peer
+ * earlier is visible too, whatever QP it went over; so does a completed receive of a rendezvous
+ * send, which ends with a write with immediate on every QP. An eager send travels on QP 0 alone:
+ * with several QPs per connection, its receive may complete before an earlier write's part on
+ * another QP landed (the {@link io.rdma4j.transport.Connection} contract promises no such order;
+ * a write with an immediate is the signal that does).
  *
  * <p><b>Flow control</b> ({@link Credits}): CTS entries only into free fifo slots, and
  * write-with-immediates only against receive work requests the peer posted, so the peer is never
