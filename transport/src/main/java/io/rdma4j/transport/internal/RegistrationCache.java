@@ -105,7 +105,10 @@ public final class RegistrationCache<B> {
 
     /**
      * Removes every entry {@code dead} accepts (called once per entry); returns how many.
-     * Allocates nothing once it has run at the table's current size.
+     * Allocates nothing once it has run at the table's current size. An entry for which
+     * {@code dead} throws stays; the sweep goes on over the others and then throws the first
+     * such failure (the others suppressed in it), so that the table never loses the entries
+     * after it.
      */
     @SuppressWarnings("unchecked")
     public int removeIf(Predicate<? super B> dead) {
@@ -120,11 +123,23 @@ public final class RegistrationCache<B> {
         System.arraycopy(buffers, 0, scratchBuffers, 0, n);
         Arrays.fill(buffers, null);
         int removed = 0;
+        RuntimeException failure = null;
         for (int i = 0; i < n; i++) {
             if (scratchBuffers[i] == null) {
                 continue;
             }
-            if (dead.test((B) scratchBuffers[i])) {
+            boolean remove;
+            try {
+                remove = dead.test((B) scratchBuffers[i]);
+            } catch (RuntimeException e) {
+                remove = false;
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+            if (remove) {
                 removed++;
             } else {
                 insert(scratchAddresses[i], scratchSizes[i], scratchBuffers[i]);
@@ -132,6 +147,9 @@ public final class RegistrationCache<B> {
         }
         Arrays.fill(scratchBuffers, null); // the removed entries are garbage now
         count -= removed;
+        if (failure != null) {
+            throw failure;
+        }
         return removed;
     }
 

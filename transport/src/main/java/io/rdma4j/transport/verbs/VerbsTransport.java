@@ -363,9 +363,12 @@ public final class VerbsTransport implements Transport {
         }
         b.closed = true;
         if (b.ownRegion != null) {
-            b.ownRegion.close();
-            ownRegions.remove(b.ownRegion);
-            pinnedBytes -= b.segment().byteSize();
+            try {
+                b.ownRegion.close();
+            } finally { // the region is done with either way: the accounts must not keep it
+                ownRegions.remove(b.ownRegion);
+                pinnedBytes -= b.segment().byteSize();
+            }
         }
     }
 

@@ -25,6 +25,32 @@ class RegistrationCacheTest {
         assertNull(cache.get(0x10000L, 4096), "same address, other size");
     }
 
+    /** A release that fails (a deregistration, say) keeps its entry and loses none of the others. */
+    @Test
+    void aSweepWhoseTestThrowsKeepsThatEntryAndSweepsTheRest() {
+        RegistrationCache<String> cache = new RegistrationCache<>();
+        for (int i = 0; i < 100; i++) {
+            cache.put(0x10000L * i, 4096, "r" + i);
+        }
+        IllegalStateException thrown = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                () -> cache.removeIf(r -> {
+                    if (r.equals("r7") || r.equals("r50")) {
+                        throw new IllegalStateException("ibv_dereg_mr failed for " + r);
+                    }
+                    return Integer.parseInt(r.substring(1)) % 2 == 0;
+                }));
+        assertEquals(1, thrown.getSuppressed().length, "the second failure travels with the first");
+        assertEquals(51, cache.size(), "the 50 odd entries (r7 among them) and r50 stay");
+        for (int i = 0; i < 100; i++) {
+            String r = cache.get(0x10000L * i, 4096);
+            if (i % 2 == 1 || i == 50) {
+                assertEquals("r" + i, r);
+            } else {
+                assertNull(r, "r" + i + " was swept");
+            }
+        }
+    }
+
     @Test
     void putReplacesTheRegistrationOfTheSameKey() {
         RegistrationCache<String> cache = new RegistrationCache<>();
