@@ -223,7 +223,8 @@ public final class TransportConfig {
     /**
      * Bytes of caller memory the verbs provider keeps registered (so pinned) at most, or
      * {@link #NO_REGISTRATION_CAP}; beyond it, registering more first releases the least recently
-     * used registrations that no pending request uses.
+     * used registrations that no pending request uses and whose remote descriptor no peer was
+     * given.
      */
     public long registrationCapBytes() { return registrationCapBytes; }
 

@@ -24,6 +24,8 @@ final class VerbsBuffer implements RegisteredBuffer {
     final MemoryRegion ownRegion;
     private final RemoteBuffer descriptor;
     boolean closed;
+    /** Set by {@link #remote()}, from any thread; read under the transport's lock. */
+    private volatile boolean handedOut;
     /** The owner's registration clock when this was last handed out by register (LRU eviction). */
     long lastUse;
 
@@ -73,7 +75,13 @@ final class VerbsBuffer implements RegisteredBuffer {
 
     @Override
     public RemoteBuffer remote() {
+        handedOut = true;
         return descriptor;
+    }
+
+    /** Whether {@link #remote()} was asked for: a peer may write or read it at any time from then on. */
+    boolean handedOut() {
+        return handedOut;
     }
 
     /**

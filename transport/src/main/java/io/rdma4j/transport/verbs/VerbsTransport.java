@@ -301,7 +301,9 @@ public final class VerbsTransport implements Transport {
      * Keeps the pinned bytes within {@link TransportConfig#registrationCapBytes()} for a new
      * registration of {@code bytes}: deregisters the least recently handed out registrations of
      * live memory that no pending request uses, sparing the last {@link #RECENT_REGISTRATIONS}
-     * (a collective registers its send and receive memory just before it posts them).
+     * (a collective registers its send and receive memory just before it posts them) and those
+     * whose remote descriptor was handed out (a peer's one-sided write or read against a
+     * deregistered region would fail its connection, the error pointing at the peer).
      *
      * @throws TransportException when the registrations that may not go leave no room
      */
@@ -338,7 +340,7 @@ public final class VerbsTransport implements Transport {
         long spareFrom = registrationClock - RECENT_REGISTRATIONS;
         VerbsBuffer[] oldest = new VerbsBuffer[1];
         cache.forEach(b -> {
-            if (b.ownRegion != null && !b.closed && b.lastUse <= spareFrom
+            if (b.ownRegion != null && !b.closed && !b.handedOut() && b.lastUse <= spareFrom
                     && (oldest[0] == null || b.lastUse < oldest[0].lastUse)
                     && (excluded == null || !excluded.contains(b))) {
                 oldest[0] = b;
