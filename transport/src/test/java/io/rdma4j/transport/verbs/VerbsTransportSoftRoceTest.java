@@ -433,8 +433,9 @@ class VerbsTransportSoftRoceTest {
      * With a registration cap, live memory beyond it is registered by releasing the least
      * recently used registrations that no pending request uses: the pinned bytes never exceed the
      * cap, a receive posted before all that keeps its registration and gets its data, memory
-     * whose registration went travels correctly once registered again, and memory larger than
-     * the cap is refused naming the variable.
+     * whose registration went travels correctly once registered again, one whose remote
+     * descriptor was handed out stays, and memory larger than the cap is refused naming the
+     * variable.
      */
     @Test
     void registrationsStayWithinTheCapByReleasingTheLeastRecentlyUsed() throws Exception {
@@ -447,6 +448,8 @@ class VerbsTransportSoftRoceTest {
                     MemorySegment held = arena.allocate(16 << 10, 4096);
                     RegisteredBuffer heldReg = t.register(held);
                     long pending = rank == 1 ? c.irecv(heldReg, 0, held.byteSize(), 7) : -1;
+                    RegisteredBuffer exposed = t.register(arena.allocate(4096, 4096));
+                    exposed.remote(); // a peer could write or read it from now on
                     MemorySegment[] live = new MemorySegment[40]; // 160 KiB in all, 2.5 times the cap
                     for (int k = 0; k < live.length; k++) {
                         live[k] = arena.allocate(4096L * (1 + k % 2), 64);
@@ -468,6 +471,7 @@ class VerbsTransportSoftRoceTest {
                     }
                     assertTrue(vt.registrationEvictions() >= 2 * live.length, "rank " + rank + ": only "
                             + vt.registrationEvictions() + " registrations released for " + 3 * live.length + " uses");
+                    assertFalse(((VerbsBuffer) exposed).closed, "a registration whose remote descriptor was handed out was released");
                     if (rank == 1) {
                         assertFalse(((VerbsBuffer) heldReg).closed, "the pending receive's registration was released");
                         store.set("cap/sent-after", new byte[] {1});
