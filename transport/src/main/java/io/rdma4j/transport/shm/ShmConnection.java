@@ -105,6 +105,8 @@ final class ShmConnection implements Connection {
     private final SpscRing eventsIn;
     private final SpscRing immIn;
     private final long inChunksFreed;
+    /** Where this side tells the peer it dropped the connection ({@link ShmLayout#AREA_DROPPED}). */
+    private final long inDropped;
     private final long inBounce;
     private final int inChunkCount;
     private final long inChunkSize;
@@ -116,6 +118,8 @@ final class ShmConnection implements Connection {
     private final SpscRing eventsOut;
     private final SpscRing immOut;
     private final long outChunksFreed;
+    /** Where the peer tells this side it dropped the connection. */
+    private final long outDropped;
     private final long outBounce;
     private final int outChunkCount;
     private final long outChunkSize;
@@ -159,6 +163,7 @@ final class ShmConnection implements Connection {
         eventsIn = new SpscRing(inFile, in + own.eventRingOffset, own.eventCapacity, ShmLayout.EVENT_ENTRY, EV_SEQUENCE);
         immIn = new SpscRing(inFile, in + own.immRingOffset, own.immCapacity, ShmLayout.IMM_ENTRY, IMM_SEQUENCE);
         inChunksFreed = in + ShmLayout.AREA_CHUNKS_FREED;
+        inDropped = in + ShmLayout.AREA_DROPPED;
         inBounce = in + own.bounceOffset;
         inChunkCount = own.chunkCount;
         inChunkSize = own.chunkSize;
@@ -170,6 +175,7 @@ final class ShmConnection implements Connection {
         eventsOut = new SpscRing(outFile, out + theirs.eventRingOffset, theirs.eventCapacity, ShmLayout.EVENT_ENTRY, EV_SEQUENCE);
         immOut = new SpscRing(outFile, out + theirs.immRingOffset, theirs.immCapacity, ShmLayout.IMM_ENTRY, IMM_SEQUENCE);
         outChunksFreed = out + ShmLayout.AREA_CHUNKS_FREED;
+        outDropped = out + ShmLayout.AREA_DROPPED;
         outBounce = out + theirs.bounceOffset;
         outChunkCount = theirs.chunkCount;
         outChunkSize = theirs.chunkSize;
@@ -460,7 +466,7 @@ final class ShmConnection implements Connection {
             // whatever a copy or mapping for this peer threw fails this connection alone: thrown
             // on, it would end every later progress pass of the transport before the other
             // connections' turn, and every test or await of any peer would rethrow it
-            fail("shm connection rank " + rank + " <-> peer " + peer + " failed: " + e, e);
+            drop("shm connection rank " + rank + " <-> peer " + peer + " failed: " + e, e);
             return 1;
         }
     }
@@ -705,7 +711,7 @@ final class ShmConnection implements Connection {
             try {
                 checkPeer();
             } catch (ProtocolViolation | IllegalStateException | IndexOutOfBoundsException e) {
-                fail("shm connection rank " + rank + " <-> peer " + peer + " failed: " + e.getMessage(), e);
+                drop("shm connection rank " + rank + " <-> peer " + peer + " failed: " + e.getMessage(), e);
             }
         }
         checkOpen();
@@ -726,6 +732,12 @@ final class ShmConnection implements Connection {
         if ((++passes & 63) != 0) {
             return;
         }
+        if ((long) LONG.getAcquire(outFile, outDropped) != 0) {
+            progressInbound();
+            fail("peer " + peer + " dropped its connection to rank " + rank + " after a failure on its side"
+                    + " (its own error says which)", null);
+            return;
+        }
         long now = System.nanoTime();
         if (now - nextLivenessCheck >= 0) {
             nextLivenessCheck = now + LIVENESS_INTERVAL_NANOS;
@@ -738,6 +750,17 @@ final class ShmConnection implements Connection {
     }
 
     // ---------------------------------------------------------------- failure
+
+    /**
+     * {@link #fail} for a reason of this side's (a protocol violation, a copy that threw, a buffer
+     * freed under a pending request), told to the peer, whose requests to this side fail too.
+     */
+    void drop(String message, Throwable cause) {
+        if (failure == null) {
+            LONG.setRelease(inFile, inDropped, 1L);
+        }
+        fail(message, cause);
+    }
 
     /** Fails every pending request to the peer and every later operation on this connection. */
     void fail(String message, Throwable cause) {

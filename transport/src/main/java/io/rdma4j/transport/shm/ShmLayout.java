@@ -16,7 +16,8 @@ import java.lang.invoke.VarHandle;
  *                      ({@link io.rdma4j.transport.SharedWindow}); page-aligned, may be empty
  * [...)                region table: one {@link RegionTable} entry per remotely accessible buffer
  * areas[size]          one inbound area per peer rank p (the owner's own index is unused):
- *                        chunk counter | CTS ring (owner produces) | event ring (p produces)
+ *                        chunk counter | dropped word (both owner writes)
+ *                        | CTS ring (owner produces) | event ring (p produces)
  *                        | immediate ring (p produces) | bounce chunks (p writes, owner reads)
  * </pre>
  *
@@ -25,7 +26,7 @@ import java.lang.invoke.VarHandle;
  */
 final class ShmLayout {
     static final long MAGIC = 0x72646D61346A5348L; // "rdma4jSH"
-    static final int VERSION = 4;
+    static final int VERSION = 5;
     static final long PAGE = 4096;
     static final int CACHE_LINE = 64;
 
@@ -59,6 +60,12 @@ final class ShmLayout {
 
     /** Inside an area: the count of bounce chunks the owner has copied out (owner writes). */
     static final long AREA_CHUNKS_FREED = 0;
+    /**
+     * Inside an area, a cache line of its own: nonzero once the owner failed its connection to
+     * the area's peer for a reason of its own side (owner writes; the peer polls it), so that the
+     * peer's requests fail now instead of waiting out their timeout for a side that gave up.
+     */
+    static final long AREA_DROPPED = CACHE_LINE;
 
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 

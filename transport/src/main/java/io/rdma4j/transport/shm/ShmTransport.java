@@ -362,7 +362,7 @@ public final class ShmTransport implements Transport {
                 ShmConnection c = connections[requests.peer[s]];
                 TransportException unpaired = requests.closedUnderPending(s);
                 if (c != null) {
-                    c.fail(unpaired.getMessage(), null);
+                    c.drop(unpaired.getMessage(), null);
                 } else {
                     requests.fail(s, unpaired);
                 }

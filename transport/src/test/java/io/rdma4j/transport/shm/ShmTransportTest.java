@@ -907,6 +907,41 @@ class ShmTransportTest {
         closeAll(t);
     }
 
+    /**
+     * A connection that fails for a reason of this side's (here: a send buffer freed under its
+     * pending send) tells the peer, whose receive from it then fails naming this rank instead of
+     * waiting for the message until its timeout.
+     */
+    @Test
+    void aConnectionDroppedOnOneSideFailsThePeersRequestsToo() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        CountDownLatch dropped = new CountDownLatch(1);
+        runRanks(2, rank -> {
+            Transport me = t[rank];
+            Connection c = me.connection(1 - rank);
+            if (rank == 1) {
+                RegisteredBuffer b = me.allocate(1 << 20);
+                long pending = c.isend(b, 0, 1 << 20, 9); // waits for rank 0's receive, not posted yet
+                b.close();
+                assertThrows(TransportException.class, () -> me.await(pending, TIMEOUT_NANOS));
+                dropped.countDown();
+            } else {
+                try (RegisteredBuffer b = me.allocate(1 << 20)) {
+                    assertTrue(dropped.await(60, TimeUnit.SECONDS));
+                    long start = System.nanoTime();
+                    TransportException e = assertThrows(TransportException.class,
+                            () -> me.await(c.irecv(b, 0, 1 << 20, 9), TimeUnit.SECONDS.toNanos(10)));
+                    long ms = (System.nanoTime() - start) / 1_000_000;
+                    assertFalse(e instanceof TransportTimeoutException, "waited out the timeout: " + e);
+                    assertEquals(1, e.peer(), e.toString());
+                    assertTrue(e.getMessage().contains("dropped its connection"), e.getMessage());
+                    assertTrue(ms < 5000, "the receive failed " + ms + " ms after it was posted");
+                }
+            }
+        });
+        closeAll(t);
+    }
+
     private void closeAll(ShmTransport[] t) {
         for (ShmTransport x : t) {
             x.close();
