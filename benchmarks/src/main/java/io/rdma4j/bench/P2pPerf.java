@@ -247,7 +247,8 @@ public final class P2pPerf {
                     // interpreted until C2 replaced it on the stack inside the timed call. Three
                     // ping-pongs (one skipped) take every branch of the timed call, so the compiled
                     // code has no uncommon trap on its path. Skipped when no latency is timed.
-                    for (int k = 0; latency && k < warmUpCalls(bytes, each); k++) {
+                    int calls = latency ? warmUpCalls(bytes, each) : 0;
+                    for (int k = 0; k < calls; k++) {
                         latency(t, c, buf, into, bytes, 2, 1, timeout);
                     }
                     if (bandwidth) {

@@ -84,29 +84,27 @@ final class CallQueue {
      */
     synchronized void failAll(Throwable cause) {
         while (head != tail) {
-            long h = head;
-            int i = (int) (h & mask);
-            Work w = works[i];
-            requests[i].clear();
-            works[i] = null;
-            head = h + 1;
-            w.complete(cause);
+            retireOldest(cause);
         }
     }
 
     private void runOldest() {
-        long h = head;
-        int i = (int) (h & mask);
-        Request r = requests[i];
-        Work w = works[i];
         Throwable failure = null;
         try {
             calls.checkUsable();
-            calls.execute(r);
+            calls.execute(requests[(int) (head & mask)]);
         } catch (Throwable t) {
             failure = t;
         }
-        r.clear();
+        retireOldest(failure);
+    }
+
+    /** Takes the oldest call out of the queue and completes its handle with {@code failure} (null: it succeeded). */
+    private void retireOldest(Throwable failure) {
+        long h = head;
+        int i = (int) (h & mask);
+        Work w = works[i];
+        requests[i].clear();
         works[i] = null;
         head = h + 1;
         w.complete(failure);

@@ -322,18 +322,18 @@ public final class GradientBucketer implements AutoCloseable {
         marked = 0;
     }
 
-    /**
-     * Releases the buckets, after the launched allreduces not yet awaited, which use them, ended:
-     * however long they take (a call that stops progressing fails after the communicator's
-     * timeout), since a bucket freed under a running call is memory the transport still reads
-     * and writes. An interrupt of the closing thread does not shorten that wait; it stays set.
-     */
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("gradient bucketer is closed");
         }
     }
 
+    /**
+     * Releases the buckets, after the launched allreduces not yet awaited, which use them, ended:
+     * however long they take (a call that stops progressing fails after the communicator's
+     * timeout), since a bucket freed under a running call is memory the transport still reads
+     * and writes. An interrupt of the closing thread does not shorten that wait; it stays set.
+     */
     @Override
     public void close() {
         if (closed) {

@@ -48,9 +48,9 @@ public final class TransportConfig {
 
     private static final System.Logger LOG = System.getLogger(TransportConfig.class.getName());
 
-    /** The longest {@link #timeout()}: one whose nanoseconds fit a long (about 292 years). */
     /** The most requests a transport may have outstanding at once ({@link Builder#maxOutstandingRequests}). */
     public static final int MAX_OUTSTANDING_REQUESTS = 1 << 20;
+    /** The longest {@link #timeout()}: one whose nanoseconds fit a long (about 292 years). */
     public static final Duration MAX_TIMEOUT = Duration.ofNanos(Long.MAX_VALUE).truncatedTo(ChronoUnit.MILLIS);
 
     /** Environment variable names. */

@@ -129,7 +129,7 @@ public final class Engine implements AutoCloseable {
                         reportedWaitingFor = waiting;
                     }
                     if (reportedWaitingFor != NOT_REPORTED) {
-                        compareStall(op, cs);
+                        compareStall(op, cs, waiting);
                     }
                     // the longer the stall, the rarer the (store round-trip) checks
                     nextCheck = now + Math.min(Math.max(check, (now - stallStart) / 4), MAX_CHECK_NANOS);
@@ -231,7 +231,7 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * The rank this one waits for, stalled in the same collective but with a different shape, is
+     * The rank this one waits for ({@code w}), stalled in the same collective but with a different shape, is
      * a mismatch that no descriptor exchange caught (the two calls talk to different peers).
      * Point-to-point calls are left out on both sides: their numbers count per peer and
      * direction, not in the communicator's sequence, so a send, a receive and a collective can
@@ -239,9 +239,8 @@ public final class Engine implements AutoCloseable {
      * a send and receive that disagree fail in the transport instead (a send larger than its
      * receive fails both).
      */
-    private void compareStall(CollectiveOp op, CommState cs) {
+    private void compareStall(CollectiveOp op, CommState cs, int w) {
         Descriptor mine = op.identity();
-        int w = op.waitingFor();
         if (w < 0 || w == cs.worldRank() || mine.kind == CollectiveKind.SEND_RECV) {
             return;
         }

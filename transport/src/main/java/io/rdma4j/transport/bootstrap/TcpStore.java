@@ -287,35 +287,42 @@ public final class TcpStore implements Store {
          * hosts the server unless RDMA4J_STORE_SERVER says otherwise).
          */
         public Builder fromEnvironment(Map<String, String> env) {
-            // a blank variable is an unset one, as for the rank and size (EnvContract) and the
-            // transport's settings: launchers and wrappers export empty ones
-            Map<String, String> set = new java.util.HashMap<>();
-            env.forEach((k, v) -> {
-                if (v != null && !v.isBlank()) {
-                    set.put(k, v);
-                }
-            });
-            if (set.get(ENV_MASTER_ADDR) != null) {
-                host = set.get(ENV_MASTER_ADDR).trim();
+            String addr = value(env, ENV_MASTER_ADDR);
+            if (addr != null) {
+                host = addr.trim();
             }
-            if (set.get(ENV_MASTER_PORT) != null) {
-                port = (int) parse(ENV_MASTER_PORT, set.get(ENV_MASTER_PORT), 65535);
+            String portValue = value(env, ENV_MASTER_PORT);
+            if (portValue != null) {
+                port = (int) parse(ENV_MASTER_PORT, portValue, 65535);
             }
-            if (set.get(ENV_JOB_TOKEN) != null) {
-                token = set.get(ENV_JOB_TOKEN);
+            String tokenValue = value(env, ENV_JOB_TOKEN);
+            if (tokenValue != null) {
+                token = tokenValue;
             }
-            if (set.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS) != null) {
-                timeout = Duration.ofMillis(parse(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS,
-                        set.get(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS),
+            String timeoutMs = value(env, io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS);
+            if (timeoutMs != null) {
+                timeout = Duration.ofMillis(parse(io.rdma4j.transport.TransportConfig.ENV_TIMEOUT_MS, timeoutMs,
                         io.rdma4j.transport.TransportConfig.MAX_TIMEOUT.toMillis()));
             }
-            if (set.get(ENV_RANK) != null) {
-                hostServer = parse(ENV_RANK, set.get(ENV_RANK), Integer.MAX_VALUE) == 0;
+            String rank = value(env, ENV_RANK);
+            if (rank != null) {
+                hostServer = parse(ENV_RANK, rank, Integer.MAX_VALUE) == 0;
             }
-            if (set.get(ENV_STORE_SERVER) != null) {
-                hostServer = parse(ENV_STORE_SERVER, set.get(ENV_STORE_SERVER), Integer.MAX_VALUE) != 0;
+            String server = value(env, ENV_STORE_SERVER);
+            if (server != null) {
+                hostServer = parse(ENV_STORE_SERVER, server, Integer.MAX_VALUE) != 0;
             }
             return this;
+        }
+
+        /**
+         * {@code name}'s value, null when unset or blank: a blank variable is an unset one, as for
+         * the rank and size (EnvContract) and the transport's settings (launchers and wrappers
+         * export empty ones).
+         */
+        private static String value(Map<String, String> env, String name) {
+            String v = env.get(name);
+            return v == null || v.isBlank() ? null : v;
         }
 
         private static long parse(String name, String v, long max) {

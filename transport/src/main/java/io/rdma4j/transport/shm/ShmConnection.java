@@ -466,9 +466,14 @@ final class ShmConnection implements Connection {
             // whatever a copy or mapping for this peer threw fails this connection alone: thrown
             // on, it would end every later progress pass of the transport before the other
             // connections' turn, and every test or await of any peer would rethrow it
-            drop("shm connection rank " + rank + " <-> peer " + peer + " failed: " + e, e);
+            dropAfter(e);
             return 1;
         }
+    }
+
+    /** Drops the connection after what a pass over it threw. */
+    private void dropAfter(RuntimeException e) {
+        drop("shm connection rank " + rank + " <-> peer " + peer + " failed: " + e, e);
     }
 
     private int progressInbound() {
@@ -711,7 +716,7 @@ final class ShmConnection implements Connection {
             try {
                 checkPeer();
             } catch (ProtocolViolation | IllegalStateException | IndexOutOfBoundsException e) {
-                drop("shm connection rank " + rank + " <-> peer " + peer + " failed: " + e.getMessage(), e);
+                dropAfter(e);
             }
         }
         checkOpen();

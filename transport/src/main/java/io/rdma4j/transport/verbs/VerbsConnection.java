@@ -231,7 +231,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         MemoryRegion createdMr = null;
         RecvWorkRequests createdRecvs = null;
         WorkCompletions createdWcs = null;
-        QueuePair unowned = null; // created, not yet in a SendQueue that closes it
+        QueuePair unowned = null; // created, not yet in sends[], whose QPs the clean-up below closes
         try {
             this.control = controlArena.allocate(layout.size, 64);
             this.controlAddress = control.address();
