@@ -23,7 +23,7 @@ class CollectiveResultsTest {
     @Test
     void reduceScatterReducesAHeapSendArray() throws Exception {
         Map<Integer, int[]> got = new ConcurrentHashMap<>();
-        LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(5), (rank, c) -> {
+        LocalWorld.tcp(2, Duration.ofSeconds(5), (rank, c) -> {
             int[] send = {1, 2, 3, 4, 5, 6, 7, 8}; // 2 blocks of 4, same on both ranks
             int[] recv = new int[4];
             c.reduceScatter(MemorySegment.ofArray(send), MemorySegment.ofArray(recv), 4, DataType.I32, ReduceOp.SUM);
@@ -55,7 +55,7 @@ class CollectiveResultsTest {
     @Test
     void inPlaceReduceScatterOnAHeapArrayRunsOnEveryRank() throws Exception {
         Map<Integer, String> outcome = new ConcurrentHashMap<>();
-        LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(5), (rank, c) -> {
+        LocalWorld.tcp(2, Duration.ofSeconds(5), (rank, c) -> {
             MemorySegment buf = MemorySegment.ofArray(new float[] {1, 2, 3, 4});
             long t0 = System.nanoTime();
             try {
@@ -113,7 +113,7 @@ class CollectiveResultsTest {
     @Test
     void nanResultsAreTheSameBitsOnEveryRank() throws Exception {
         Map<Integer, String> got = new ConcurrentHashMap<>();
-        LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(5), (rank, c) -> {
+        LocalWorld.tcp(2, Duration.ofSeconds(5), (rank, c) -> {
             int[] bits = new int[4];
             Arrays.fill(bits, rank == 0 ? 0x7FC00001 : 0xFFC00000); // quiet NaNs, different payload / sign
             MemorySegment s = MemorySegment.ofArray(bits);

@@ -10,7 +10,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.locks.LockSupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -28,16 +27,7 @@ class StallReportTest {
         CommState cs = CommState.world("1", ME);
         CollectiveOptions options = CollectiveOptions.defaults().withTimeout(Duration.ofMinutes(1))
                 .withStallCheck(Duration.ofMillis(5));
-        IdleStrategy park = new IdleStrategy() {
-            @Override
-            public void idle() {
-                LockSupport.parkNanos(20_000);
-            }
-
-            @Override
-            public void reset() {
-            }
-        };
+        IdleStrategy park = new IdleStrategy.Backoff(0, 0, 20_000, 20_000);
         ScriptedStall op = new ScriptedStall(board, cs.board());
         new Engine(options, board, park, false).drive(op, cs, new int[] {0, 1, 2, 3});
 

@@ -119,25 +119,25 @@ final class TinyModels {
 
     /** The trainable parameters in name order. */
     static List<Parameter> parameters(Model model) {
-        List<Parameter> params = new ArrayList<>();
-        for (Pair<String, Parameter> p : model.getBlock().getParameters()) {
-            if (p.getValue().requiresGradient()) {
-                params.add(p.getValue());
-            }
-        }
-        params.sort(Comparator.comparing(Parameter::getName));
+        List<Parameter> params = allParameters(model);
+        params.removeIf(p -> !p.requiresGradient());
         return params;
     }
 
-    /** The raw bits of all parameters (with or without gradients), in name order. */
-    static byte[] parameterBits(Model model) {
+    /** Every parameter (with or without gradients), in name order. */
+    private static List<Parameter> allParameters(Model model) {
         List<Parameter> all = new ArrayList<>();
         for (Pair<String, Parameter> p : model.getBlock().getParameters()) {
             all.add(p.getValue());
         }
         all.sort(Comparator.comparing(Parameter::getName));
+        return all;
+    }
+
+    /** The raw bits of all parameters (with or without gradients), in name order. */
+    static byte[] parameterBits(Model model) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        for (Parameter p : all) {
+        for (Parameter p : allParameters(model)) {
             ByteBuffer b = p.getArray().toByteBuffer(false);
             byte[] bytes = new byte[b.remaining()];
             b.get(bytes);

@@ -92,8 +92,9 @@ class DataParallelTest {
     }
 
     /**
-     * Rank 0 resumes from a checkpoint (iteration 1000) while rank 1 starts fresh: Adam's bias
-     * correction reads the iteration count, so both must step with rank 0's.
+     * Rank 0 resumes from a checkpoint (iteration 1000, epoch 100) while rank 1 starts fresh:
+     * Adam's bias correction reads the iteration count (schedules read the epoch count), so both
+     * must step with rank 0's, and end the one epoch fitted at 101.
      */
     @Test
     void aNetworkResumedOnRankZeroGivesEveryRankItsIterationCount() throws Exception {
@@ -101,7 +102,7 @@ class DataParallelTest {
                 Integer.toString(STEPS), Integer.toString(ROWS), out.toString(), "true", "-1", "1000")) {
             p.awaitSuccess(TIMEOUT);
             for (int r = 0; r < 2; r++) {
-                assertTrue(p.output(r).contains("iterations " + (1000 + STEPS)), p.output(r));
+                assertTrue(p.output(r).contains("iterations " + (1000 + STEPS) + " epochs " + (100 + 1)), p.output(r));
             }
         }
         assertBitIdenticalAcrossRanks(new byte[][] {Files.readAllBytes(out.resolve("rank0.bin")),

@@ -97,7 +97,6 @@ final class TinyNetworks {
         return new ExistingDataSetIterator(list);
     }
 
-    /** The raw bits of the network's parameters, in order. */
     /** Sets the iteration and epoch counts, as a network resumed from a checkpoint has them. */
     static void setCounts(Model model, int iterations, int epochs) {
         switch (model) {
@@ -121,6 +120,15 @@ final class TinyNetworks {
         };
     }
 
+    static int epochs(Model model) {
+        return switch (model) {
+            case MultiLayerNetwork n -> n.getEpochCount();
+            case ComputationGraph g -> g.getConfiguration().getEpochCount();
+            default -> throw new IllegalArgumentException(model.getClass().getName());
+        };
+    }
+
+    /** The raw bits of the network's parameters, in order. */
     static byte[] parameterBits(Model model) {
         INDArray p = model.params();
         ByteBuffer b;

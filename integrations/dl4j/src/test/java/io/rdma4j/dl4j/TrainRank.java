@@ -37,7 +37,7 @@ public final class TrainRank {
             try (DataParallel dp = new DataParallel(comm, model, zeroCopy)) {
                 dp.fit(TinyNetworks.shards(mySteps, comm.size(), comm.rank(), rows, type));
                 System.out.println("steps " + dp.steps() + " zeroCopy " + dp.zeroCopy() + " provider " + comm.provider()
-                        + " iterations " + TinyNetworks.iterations(model));
+                        + " iterations " + TinyNetworks.iterations(model) + " epochs " + TinyNetworks.epochs(model));
             } catch (UnevenDataException e) {
                 System.out.println("UNEVEN: " + e.getMessage());
                 System.out.flush();

@@ -34,6 +34,8 @@ class TcpManyReceivesTest {
                         }
                         c.flush();
                         posted.countDown();
+                        // behind every clear-to-send on the one ordered socket: rank 0 takes them all in first
+                        t.await(c.isend(b, 0, 0, 4), TimeUnit.MINUTES.toNanos(1));
                     } else {
                         assertTrue(posted.await(1, TimeUnit.MINUTES));
                         // progress, taking in every clear-to-send, before the first send
@@ -42,10 +44,6 @@ class TcpManyReceivesTest {
                         for (int i = 0; i < RECEIVES; i++) {
                             ids[i] = c.isend(b, 0, 0, 3);
                         }
-                    }
-                    if (rank == 1) {
-                        Thread.sleep(1000); // while rank 0 takes in the clear-to-sends
-                        t.await(c.isend(b, 0, 0, 4), TimeUnit.MINUTES.toNanos(1));
                     }
                     for (long id : ids) {
                         assertEquals(0, t.await(id, TimeUnit.MINUTES.toNanos(1)));
