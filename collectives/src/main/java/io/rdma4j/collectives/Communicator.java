@@ -70,7 +70,7 @@ public final class Communicator implements AutoCloseable {
         this.group = group;
         this.state = state;
         this.calls = new CollectiveCalls(world, group, state, isWorld);
-        this.issue = new IssueOrder(calls, world.engine.lock(), state,
+        this.issue = new IssueOrder(calls, world.engine, state,
                 "rdma4j-comm" + group.ctx() + "-r" + state.worldRank());
         if (!isWorld) {
             world.splitOpened(issue);

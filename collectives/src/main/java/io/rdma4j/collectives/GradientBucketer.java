@@ -212,8 +212,7 @@ public final class GradientBucketer implements AutoCloseable {
             throw failed;
         }
         if (!done) { // still running over this bucket: close() waits for it before freeing it
-            throw new CollectiveTimeoutException(-1, "allreduce of bucket " + b + " of " + buckets.length
-                    + " did not complete within " + timeout.toMillis() + " ms");
+            throw w.timedOut("allreduce of bucket " + b + " of " + buckets.length, timeout);
         }
         works[b] = null;
     }

@@ -1,6 +1,7 @@
 package io.rdma4j.collectives;
 
 import io.rdma4j.collectives.core.CommState;
+import io.rdma4j.collectives.core.Engine;
 
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -23,6 +24,7 @@ final class IssueOrder {
 
     private final Object issueLock = new Object();
     private final CollectiveCalls calls;
+    private final Engine engine;
     private final ReentrantLock engineLock;
     private final CommState state;
     private final String progressName;
@@ -34,12 +36,18 @@ final class IssueOrder {
     private ProgressThread progress;
     private boolean closed;
 
-    IssueOrder(CollectiveCalls calls, ReentrantLock engineLock, CommState state, String progressName) {
+    IssueOrder(CollectiveCalls calls, Engine engine, CommState state, String progressName) {
         this.calls = calls;
-        this.engineLock = engineLock;
+        this.engine = engine;
+        this.engineLock = engine.lock();
         this.state = state;
         this.progressName = progressName;
         this.queue = new CallQueue(QUEUE_CAPACITY, calls);
+    }
+
+    /** A wait for one of this order's calls ran out of its own bound while another thread drives them. */
+    CollectiveTimeoutException waitTimedOut(String what) {
+        return engine.waiterTimedOut(what);
     }
 
     /** Runs a call on this thread, allocating nothing. */

@@ -124,14 +124,19 @@ public final class Work {
      *
      * @throws CollectiveTimeoutException if another thread ran it and it did not complete within
      *                                    {@code timeout} (the collective itself keeps running,
-     *                                    and the handle stays valid)
+     *                                    and the handle stays valid); it names the rank that the
+     *                                    running collective waits for, once that one has stalled
      * @throws CollectiveException        if the collective failed
      */
     public void await(Duration timeout) {
         if (!awaitNanos(Math.max(0, TimeUnit.NANOSECONDS.convert(timeout)))) { // saturates, unlike toNanos()
-            throw new CollectiveTimeoutException(-1, kind.apiName + " did not complete within "
-                    + timeout.toMillis() + " ms");
+            throw timedOut(kind.apiName, timeout);
         }
+    }
+
+    /** The exception for a wait for {@code what} that ran out of {@code timeout}; names the rank the call waits for. */
+    CollectiveTimeoutException timedOut(String what, Duration timeout) {
+        return owner.waitTimedOut(what + " did not complete within " + timeout.toMillis() + " ms");
     }
 
     /** Waits without a bound of its own (the collective's no-progress timeout still applies). */

@@ -121,6 +121,37 @@ class AsyncCallsTest {
     }
 
     /**
+     * A wait that runs out of its own bound while the progress thread drives the call names the
+     * rank the call waits for (rank 1 joins late); the call goes on and its handle stays valid.
+     */
+    @Test
+    void anAwaitThatRunsOutNamesTheRankTheCallWaitsFor() throws Exception {
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = communicator(g, rank, AWAIT)) {
+                    c.barrier(); // both connected
+                    float[] v = {rank + 1};
+                    if (rank == 1) {
+                        Thread.sleep(2000);
+                        c.allReduce(v, ReduceOp.SUM);
+                        assertEquals(3f, v[0]);
+                        return;
+                    }
+                    Work w = c.allReduceAsync(MemorySegment.ofArray(v), DataType.F32, ReduceOp.SUM);
+                    Thread.sleep(500); // the progress thread runs it and has stalled on rank 1
+                    CollectiveTimeoutException e = assertThrows(CollectiveTimeoutException.class,
+                            () -> w.await(Duration.ofMillis(300)));
+                    assertTrue(e.getMessage().contains("did not complete within 300 ms"), e.getMessage());
+                    assertTrue(e.getMessage().contains("waits for rank 1"), e.getMessage());
+                    assertEquals(1, e.failedRank(), e.getMessage());
+                    w.await(AWAIT);
+                    assertEquals(3f, v[0]);
+                }
+            });
+        }
+    }
+
+    /**
      * Bad arguments are refused before a call takes its place in the issue order: a confined
      * buffer for an asynchronous call (its progress thread could not read it), a null operator
      * for reduce and reduceScatter; the communicator stays usable.

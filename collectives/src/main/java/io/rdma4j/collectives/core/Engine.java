@@ -39,6 +39,14 @@ public final class Engine implements AutoCloseable {
     private final IdleStrategy idle;
     private final boolean sleepingWaits;
     private final Map<Transport, Staging> staging = new IdentityHashMap<>();
+    /**
+     * The op being driven once it stalled, and the rank it waited for at the last clock read: for
+     * a thread whose wait for a call timed out while another thread drives (see {@link
+     * #describeStall}). Published only on the stall path, so a call that never idles long pays
+     * no volatile write.
+     */
+    private volatile Descriptor stalledOp;
+    private volatile int stalledWaitingFor = -1;
 
     /**
      * @param idle what the progress loop does when a poll found nothing (the transport
@@ -85,6 +93,7 @@ public final class Engine implements AutoCloseable {
      * @param members world ranks of the communicator (whose stall registers to consult)
      */
     public void drive(CollectiveOp op, CommState cs, int[] members) {
+        boolean published = false;
         try {
             checkAbort(cs);
             op.start();
@@ -114,6 +123,12 @@ public final class Engine implements AutoCloseable {
                     continue;
                 }
                 long now = System.nanoTime();
+                int waitingNow = op.waitingFor();
+                if (!published || stalledWaitingFor != waitingNow) {
+                    stalledWaitingFor = waitingNow;
+                    stalledOp = op.identity();
+                    published = true;
+                }
                 if (stallStart == 0) {
                     stallStart = now;
                     nextCheck = now + check;
@@ -123,7 +138,7 @@ public final class Engine implements AutoCloseable {
                     checkBoard(cs);
                     // again when the op, having moved on, now waits for another rank: a register
                     // left naming the rank of an earlier stall would lead the others' blame astray
-                    int waiting = op.waitingFor();
+                    int waiting = waitingNow;
                     if (waiting != reportedWaitingFor && now - stallStart >= 2 * check) {
                         board.reportStall(cs.board(), cs.worldRank(), op.identity(), waiting);
                         reportedWaitingFor = waiting;
@@ -148,7 +163,26 @@ public final class Engine implements AutoCloseable {
                     + op.identity() + " failed: " + e, e);
             fail(cs, c);
             throw c;
+        } finally {
+            if (published) {
+                stalledOp = null;
+            }
         }
+    }
+
+    /**
+     * The timeout of a thread whose own bound for a call ran out while another thread drives this
+     * engine: names the rank that the collective being driven waits for (the caller's call, or
+     * one issued before it), -1 if none has stalled long enough to say.
+     */
+    public CollectiveTimeoutException waiterTimedOut(String what) {
+        Descriptor d = stalledOp;
+        int w = stalledWaitingFor;
+        if (d == null) {
+            return new CollectiveTimeoutException(-1, what + " (the collective running now has not stalled)");
+        }
+        return new CollectiveTimeoutException(w, what + ": collective " + d + " is running"
+                + (w >= 0 ? " and waits for rank " + w : ""));
     }
 
     /**
