@@ -39,7 +39,8 @@ public interface Transport extends AutoCloseable {
     /**
      * Registers caller-owned memory for use as a local source or destination of operations;
      * cached, so registering the same segment again returns the same registration and a training
-     * step registers nothing. Whether a peer may target it one-sided depends on the provider
+     * step registers nothing (a read-only view and a writable view of the same memory are two
+     * registrations: each operation uses its registration's view). Whether a peer may target it one-sided depends on the provider
      * ({@link RegisteredBuffer#remotelyAccessible()}). A registration that pins memory (verbs)
      * is released when the segment's memory is freed (its scope no longer alive, found at the
      * next new registration) unless a pending request uses it, when the caller closes it, or

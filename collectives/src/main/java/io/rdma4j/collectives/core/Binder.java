@@ -52,13 +52,12 @@ public final class Binder {
     }
 
     /**
-     * A registered view of {@code seg}: the segment itself when native, else registered scratch.
-     * A read-only native segment (a send buffer) goes through scratch too: registered, it would
-     * be the transport's cached view of that memory, and a later call writing into the same
-     * memory would get the read-only view back.
+     * A registered view of {@code seg}: the segment itself when native (a read-only view, a send
+     * buffer, is a registration of its own: a later call receiving into the same memory gets a
+     * writable one), else registered scratch.
      */
     public RegisteredBuffer bind(MemorySegment seg, long bytes, int scratchSlot, boolean copyIn) {
-        if (seg.isNative() && !seg.isReadOnly() && bytes > 0) {
+        if (seg.isNative() && bytes > 0) {
             return transport.register(seg);
         }
         RegisteredBuffer s = staging.scratch(scratchSlot, Math.max(bytes, 8));

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.internal;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -7,7 +8,10 @@ import java.util.function.Predicate;
 /**
  * Registrations of caller-owned memory by (address, size): an open-addressing table, so looking
  * up a segment registered before allocates nothing (a map with boxed keys would). Shared by the
- * providers; not thread-safe (each transport's lock guards its cache).
+ * providers; not thread-safe (each transport's lock guards its cache). A segment's entry is also
+ * keyed by whether the view is read-only ({@link #get(MemorySegment)}): a registration hands its
+ * view to every operation on it, so a read-only view registered first must not become what a
+ * later registration of the same memory for receiving gets.
  */
 public final class RegistrationCache<B> {
     /**
@@ -42,6 +46,21 @@ public final class RegistrationCache<B> {
             throw new IllegalArgumentException("a registration cache needs room for an entry, got " + maxEntries);
         }
         this.maxEntries = maxEntries;
+    }
+
+    /** The registration of a view like {@code segment} (same address, size and read-only-ness). */
+    public B get(MemorySegment segment) {
+        return get(segment.address(), viewKey(segment));
+    }
+
+    /** Caches {@code buffer} for views like {@code segment}, replacing an earlier registration of that key. */
+    public void put(MemorySegment segment, B buffer) {
+        put(segment.address(), viewKey(segment), buffer);
+    }
+
+    /** The size, with the sign bit (no size has it) set for a read-only view. */
+    private static long viewKey(MemorySegment segment) {
+        return segment.isReadOnly() ? segment.byteSize() | Long.MIN_VALUE : segment.byteSize();
     }
 
     @SuppressWarnings("unchecked")

@@ -199,13 +199,13 @@ public final class ShmTransport implements Transport {
         if (segment == null || !segment.isNative()) {
             throw new IllegalArgumentException("register() needs an off-heap (native) segment, got " + segment);
         }
-        CachedRegistration r = registrations.get(segment.address(), segment.byteSize());
+        CachedRegistration r = registrations.get(segment);
         if (r != null && r.matches(segment)) {
             return r;
         }
         // New, or the same range of memory that is now another arena's (or a re-allocated region).
         r = new CachedRegistration(this, segment, heap.containing(segment));
-        registrations.put(segment.address(), segment.byteSize(), r);
+        registrations.put(segment, r);
         return r;
     }
 

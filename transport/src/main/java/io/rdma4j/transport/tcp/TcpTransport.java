@@ -156,11 +156,11 @@ public final class TcpTransport implements Transport {
         if (!segment.isNative()) {
             throw new IllegalArgumentException("only native (off-heap) memory can be registered, not " + segment);
         }
-        TcpBuffer b = cache.get(segment.address(), segment.byteSize());
+        TcpBuffer b = cache.get(segment);
         // Same range but another scope: that memory was freed and the address reused.
         if (b == null || b.segment().scope() != segment.scope()) {
             b = new TcpBuffer(this, segment, null, false, true);
-            cache.put(segment.address(), segment.byteSize(), b);
+            cache.put(segment, b);
         }
         return b;
     }

@@ -226,7 +226,7 @@ public final class VerbsTransport implements Transport {
         if ((now & (SWEEP_INTERVAL - 1)) == 0) {
             sweepRegistrations();
         }
-        VerbsBuffer cached = cache.get(address, bytes);
+        VerbsBuffer cached = cache.get(segment);
         if (cached != null) {
             if (cached.segment().scope() == segment.scope() && segment.scope().isAlive() && !cached.closed) {
                 cached.lastUse = now;
@@ -263,7 +263,7 @@ public final class VerbsTransport implements Transport {
             b = new VerbsBuffer(this, segment, mr.lkey(), mr.rkey(), null, mr);
         }
         b.lastUse = now;
-        cache.put(address, bytes, b);
+        cache.put(segment, b);
         return b;
     }
 

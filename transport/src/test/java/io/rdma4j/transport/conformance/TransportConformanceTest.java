@@ -486,7 +486,9 @@ public abstract class TransportConformanceTest {
     /**
      * A read-only view as the target of a receive or read is refused when posted, and the
      * connection stays usable (a copy into it, attempted later inside progress, used to fail
-     * there: on shm that failure jammed every later progress pass of the transport).
+     * there: on shm that failure jammed every later progress pass of the transport). A writable
+     * view of the same memory registered afterwards is a registration of its own that receives
+     * (the cache used to hand it the read-only view registered first).
      */
     @Test
     void aReadOnlyTargetIsRefusedWhenPostedAndTheConnectionStaysUsable() throws Exception {
@@ -494,19 +496,29 @@ public abstract class TransportConformanceTest {
             Connection c = t.connection(1 - rank);
             try (Arena arena = Arena.ofShared();
                  RegisteredBuffer b = t.allocate(8)) {
-                RegisteredBuffer readOnly = t.register(arena.allocate(64).asReadOnly());
+                MemorySegment memory = arena.allocate(64);
+                RegisteredBuffer readOnly = t.register(memory.asReadOnly());
                 IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.irecv(readOnly, 0, 8, 0));
                 assertTrue(e.getMessage().contains("read-only"), e.getMessage());
                 e = assertThrows(IllegalArgumentException.class, () -> c.read(readOnly, 0, b.remote(), 0, 8));
                 assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+                RegisteredBuffer writable = t.register(memory);
+                assertFalse(writable.segment().isReadOnly(), "the writable view's registration");
+                assertSame(writable, t.register(memory), "cached");
+                assertSame(readOnly, t.register(memory.asReadOnly()), "cached");
                 if (rank == 0) {
                     b.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 0x5eed);
                     assertEquals(8, t.await(c.isend(b, 0, 8, 0), WAIT));
+                    memory.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 0xabc);
+                    assertEquals(8, t.await(c.isend(readOnly, 0, 8, 1), WAIT)); // a read-only view sends
                 } else {
-                    assertEquals(8, t.await(c.irecv(b, 0, 8, 0), WAIT));
-                    assertEquals(0x5eed, b.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 0));
+                    assertEquals(8, t.await(c.irecv(writable, 8, 8, 0), WAIT));
+                    assertEquals(0x5eed, memory.get(ValueLayout.JAVA_LONG_UNALIGNED, 8));
+                    assertEquals(8, t.await(c.irecv(writable, 16, 8, 1), WAIT));
+                    assertEquals(0xabc, memory.get(ValueLayout.JAVA_LONG_UNALIGNED, 16));
                 }
                 readOnly.close();
+                writable.close();
             }
         });
     }
