@@ -6,6 +6,7 @@ import io.rdma4j.collectives.core.FaultBoard;
 import io.rdma4j.nativesupport.internal.OnlineCpus;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.Transports;
 import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.bootstrap.TcpStore;
@@ -32,7 +33,6 @@ final class Bootstrap {
     private static final String WORLD_KEY = "rdma4j/world/";
     private static final String PIPELINE_KEY = "rdma4j/comm/pipeline/";
     private static final System.Logger LOG = System.getLogger(Bootstrap.class.getName());
-    private static final Duration HOST_EXCHANGE_TIMEOUT = Duration.ofMinutes(2);
 
     private Bootstrap() {
     }
@@ -75,7 +75,7 @@ final class Bootstrap {
         boolean ownsLocal = false;
         try {
             Topology topo = store == null ? Topology.singleHost(size)
-                    : exchangeHosts(store, id, rank, size, b.hostId != null ? b.hostId : defaultHostId());
+                    : exchangeHosts(store, id, rank, size, b.hostId != null ? b.hostId : defaultHostId(), tc.timeout());
             boolean multiHost = topo.hosts() > 1 && topo.uniform() && topo.localSize(rank) > 1;
             if (local == null && b.autoLocal && multiHost && store != null
                     && !"shm".equals(t.provider())) {
@@ -96,7 +96,7 @@ final class Bootstrap {
             boolean crowded = OnlineCpus.outnumberedBy(localRanks);
             CollectiveOptions effective = opts.forTransport(t.provider(), crowded);
             if (store != null && size > 1) {
-                effective = agreePipeline(store, id, rank, effective);
+                effective = agreePipeline(store, id, rank, effective, tc.timeout());
             }
             Engine engine = new Engine(effective, new FaultBoard(store), tc.newIdleStrategy(localRanks), crowded);
             return new World(engine, t, ownsTransport, store, b.ownsStore, id, local, ownsLocal, topo, h,
@@ -121,14 +121,27 @@ final class Bootstrap {
         }
     }
 
-    private static Topology exchangeHosts(Store store, String worldId, int rank, int size, String id) {
+    /** The first wait for every other rank: bounded by the transport's timeout (RDMA4J_TIMEOUT_MS), as connecting is. */
+    private static Topology exchangeHosts(Store store, String worldId, int rank, int size, String id, Duration timeout) {
         String key = HOST_KEY + worldId + "/";
         store.set(key + rank, id.getBytes(StandardCharsets.UTF_8));
         String[] ids = new String[size];
         for (int r = 0; r < size; r++) {
-            ids[r] = r == rank ? id : new String(store.get(key + r, HOST_EXCHANGE_TIMEOUT), StandardCharsets.UTF_8);
+            ids[r] = r == rank ? id : new String(awaitRank(store, key + r, r, timeout, "its host identity"),
+                    StandardCharsets.UTF_8);
         }
         return new Topology(ids);
+    }
+
+    /** {@code key}, which rank {@code r} sets when it builds its world; a timeout names that rank. */
+    private static byte[] awaitRank(Store store, String key, int r, Duration timeout, String what) {
+        try {
+            return store.get(key, timeout);
+        } catch (TransportTimeoutException e) {
+            throw new TransportTimeoutException(r, "rank " + r + " did not publish " + what + " within "
+                    + timeout.toMillis() + " ms while this world was built (not started, dead, or using another store"
+                    + " or job): " + e.getMessage());
+        }
     }
 
     /**
@@ -137,14 +150,16 @@ final class Bootstrap {
      * or TCP's default on hosts whose ranks do and do not outnumber their CPUs) would fail their
      * first pipelined call, blaming a healthy peer. A rank whose own differ says so in the log.
      */
-    private static CollectiveOptions agreePipeline(Store store, String worldId, int rank, CollectiveOptions mine) {
+    private static CollectiveOptions agreePipeline(Store store, String worldId, int rank, CollectiveOptions mine,
+                                                   Duration timeout) {
         String key = PIPELINE_KEY + worldId;
         if (rank == 0) {
             store.set(key, (mine.chunkBytes() + "," + mine.window() + "," + mine.channels())
                     .getBytes(StandardCharsets.US_ASCII));
             return mine;
         }
-        String[] shape = new String(store.get(key, HOST_EXCHANGE_TIMEOUT), StandardCharsets.US_ASCII).split(",");
+        String[] shape = new String(awaitRank(store, key, 0, timeout, "its pipeline shape"), StandardCharsets.US_ASCII)
+                .split(",");
         CollectiveOptions agreed = mine.withChunkBytes(Integer.parseInt(shape[0])).withWindow(Integer.parseInt(shape[1]))
                 .withChannels(Integer.parseInt(shape[2]));
         if (!agreed.equals(mine)) {

@@ -1,12 +1,16 @@
 package io.rdma4j.collectives;
 
 import io.rdma4j.transport.TransportConfig;
+import io.rdma4j.transport.TransportTimeoutException;
+import io.rdma4j.transport.bootstrap.FileStore;
 import io.rdma4j.transport.testing.LocalGroup;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
@@ -14,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A one-rank world (collectives are local copies) and argument validation, in this JVM. */
@@ -60,6 +65,23 @@ class CommunicatorLocalTest {
             assertEquals(1, sub.size());
             sub.close();
         }
+    }
+
+    /**
+     * Rank 1 of a world of two never starts: building rank 0's world fails within the transport's
+     * timeout (RDMA4J_TIMEOUT_MS), naming rank 1 (the exchange of host identities, the first wait
+     * for the others when the provider is named, waited a fixed two minutes).
+     */
+    @Test
+    void aRankThatNeverStartsFailsTheBuildWithinTheTransportTimeout(@TempDir Path dir) {
+        TransportConfig oneSecond = TransportConfig.builder().provider(TransportConfig.Provider.TCP)
+                .timeout(Duration.ofSeconds(1)).build();
+        TransportTimeoutException e = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> assertThrows(
+                TransportTimeoutException.class, () -> Communicator.builder().rank(0).size(2)
+                        .store(new FileStore(dir)).transportConfig(oneSecond).build()));
+        assertEquals(1, e.peer(), e.getMessage());
+        assertTrue(e.getMessage().contains("rank 1 did not publish"), e.getMessage());
+        assertTrue(e.getMessage().contains("1000 ms"), e.getMessage());
     }
 
     @Test
