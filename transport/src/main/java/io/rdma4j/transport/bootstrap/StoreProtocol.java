@@ -75,6 +75,18 @@ final class StoreProtocol {
         return b;
     }
 
+    /**
+     * Refuses a value whose request would exceed {@link #MAX_FRAME}: the server would refuse the
+     * frame unread and close the connection, and the client would see only a broken pipe.
+     */
+    static void checkValue(String key, byte[] value) {
+        long frame = 1L + 4 + key.getBytes(StandardCharsets.UTF_8).length + 4 + value.length;
+        if (frame > MAX_FRAME) {
+            throw new IllegalArgumentException("store value of " + value.length + " bytes for key '" + key
+                    + "' does not fit a TCP store request (at most " + MAX_FRAME + " bytes with its key)");
+        }
+    }
+
     static String checkKey(String key) {
         if (key == null || key.isEmpty()) {
             throw new IllegalArgumentException("store key must not be empty");

@@ -180,6 +180,9 @@ public final class TcpStore implements Store {
     /** Sends one request and returns the answer's body after its status byte. */
     private DataInputStream request(byte op, String key, byte[] value, long arg, String what, long serverWaitMs) {
         StoreProtocol.checkKey(key);
+        if (value != null) {
+            StoreProtocol.checkValue(key, value);
+        }
         if (closed.get()) {
             throw new IllegalStateException("store client is closed (" + what + " '" + key + "')");
         }

@@ -56,6 +56,17 @@ class TcpStoreTest extends StoreContractTest {
         assertArrayEquals(new byte[] {42}, client().get("secret", Duration.ofSeconds(1)));
     }
 
+    /** A value over the request limit is refused before it is sent; the client's connection stays usable. */
+    @Test
+    void aValueTooLargeForARequestIsRefusedAndTheClientStaysUsable() {
+        Store s = client();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> s.set("big", new byte[StoreProtocol.MAX_FRAME]));
+        assertTrue(e.getMessage().contains("does not fit"), e.getMessage());
+        s.set("small", new byte[] {7});
+        assertArrayEquals(new byte[] {7}, s.get("small", Duration.ofSeconds(1)));
+    }
+
     @Test
     void aRawSocketThatSendsGarbageIsDisconnected() throws Exception {
         client();
