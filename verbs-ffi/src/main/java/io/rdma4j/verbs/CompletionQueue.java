@@ -66,6 +66,7 @@ public final class CompletionQueue extends NativeResource {
             throw NativeCalls.rethrow(t);
         }
         if (n < 0) {
+            wcs.filled(0); // the last batch must not read as this poll's
             throw new VerbsException("poll_cq(" + description() + ") failed with " + n);
         }
         wcs.filled(n);
@@ -83,7 +84,9 @@ public final class CompletionQueue extends NativeResource {
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }
-        Results.checkReturn(rc, "req_notify_cq(" + description() + ")");
+        if (rc != 0) { // the message only then: arming is on the event-driven completion path
+            Results.checkReturn(rc, "req_notify_cq(" + description() + ")");
+        }
     }
 
     @Override

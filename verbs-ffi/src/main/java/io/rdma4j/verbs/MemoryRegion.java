@@ -27,7 +27,11 @@ public final class MemoryRegion extends NativeResource {
         this.rkey = ibv_mr.rkey(mr);
     }
 
-    static void checkRegistrable(MemorySegment memory) {
+    static void checkRegistrable(MemorySegment memory, int access) {
+        if (memory.isReadOnly() && (access & (Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) != 0) {
+            throw new IllegalArgumentException("a read-only segment can be registered for reading only (Access.REMOTE_READ"
+                    + " or no access bits): LOCAL_WRITE, REMOTE_WRITE and REMOTE_ATOMIC let the device write into it");
+        }
         if (!memory.isNative()) {
             throw new IllegalArgumentException("only native memory can be registered (the GC moves heap arrays); "
                     + "allocate it with an Arena");

@@ -46,7 +46,7 @@ public final class ProtectionDomain extends NativeResource {
      * {@code memory.address()}. The memory must stay alive until the region is closed.
      */
     public MemoryRegion register(MemorySegment memory, int access) {
-        MemoryRegion.checkRegistrable(memory);
+        MemoryRegion.checkRegistrable(memory, access);
         return MemoryRegion.register(this, memory, access);
     }
 

@@ -274,6 +274,9 @@ public final class QueuePair extends NativeResource {
      */
     public void postSend(SendWorkRequests wrs) {
         requirePostable(QpState.READY_TO_SEND, "post_send");
+        if (type == QpType.UD) {
+            wrs.checkUdDestinations(description());
+        }
         MemorySegment head = wrs.terminate();
         int rc;
         try {

@@ -35,15 +35,24 @@ public final class SendWorkRequests extends WorkRequestChain {
     private static final ValueLayout.OfInt INT = ibv_send_wr.opcode$layout();
     private static final ValueLayout.OfLong LONG = ibv_send_wr.wr_id$layout();
 
+    /**
+     * Each request's UD destination: kept so that a post can check it is set and still open (the
+     * provider dereferences the {@code ibv_ah} pointer: a missing or destroyed one would crash
+     * the process) and so that the handle stays reachable while a kept batch may be posted again.
+     */
+    private final AddressHandle[] destinations;
+
     public SendWorkRequests(int capacity, int maxSge) {
         super("SendWorkRequests", capacity, maxSge, ibv_send_wr.layout(), ibv_send_wr.wr_id$offset(),
                 ibv_send_wr.next$offset(), ibv_send_wr.next$layout(), ibv_send_wr.sg_list$offset(),
                 ibv_send_wr.num_sge$offset(), ibv_send_wr.num_sge$layout());
+        destinations = new AddressHandle[capacity];
     }
 
     /** Appends a request; returns its index. {@code flags} are {@link SendFlags} bits. */
     public int add(long wrId, SendOpcode opcode, int flags) {
         int i = append(wrId);
+        destinations[i] = null;
         long base = offsetOf(i);
         wrs.set(INT, base + OPCODE, opcode.code());
         wrs.set(INT, base + FLAGS, flags);
@@ -93,9 +102,23 @@ public final class SendWorkRequests extends WorkRequestChain {
     /** Destination of a UD send. */
     public void setUd(int wr, AddressHandle ah, int remoteQpn, int remoteQkey) {
         long base = offsetOf(wr);
+        ah.ensureOpen();
+        destinations[wr] = ah;
         wrs.set(LONG, base + UD_AH, ah.segment().address());
         wrs.set(INT, base + UD_QPN, remoteQpn);
         wrs.set(INT, base + UD_QKEY, remoteQkey);
+    }
+
+    /** Before a UD post: every request has a destination, and its address handle is open. */
+    void checkUdDestinations(String qp) {
+        for (int i = 0; i < count(); i++) {
+            AddressHandle ah = destinations[i];
+            if (ah == null) {
+                throw new IllegalStateException("work request " + i + " of the batch posted to " + qp
+                        + " has no destination: a UD send needs setUd(...)");
+            }
+            ah.ensureOpen();
+        }
     }
 
     /** For error reports and tests: the opcode code stored in request {@code wr}. */

@@ -171,6 +171,23 @@ class QueuePairStateTest {
         assertThrows(IllegalStateException.class, () -> qp(QpType.RC).initUd(1, 0, 1));
     }
 
+    /**
+     * A UD send without a destination is refused before the provider sees it (it would
+     * dereference the null {@code ibv_ah}: a crash); the fake QP has no provider ops, so reaching
+     * post_send would throw a NullPointerException instead.
+     */
+    @Test
+    void aUdSendWithoutADestinationIsRefusedBeforeThePost() {
+        QueuePair ud = qp(QpType.UD);
+        ud.initUd(1, 0, 0x11111111).rtrUd().rtsUd(9);
+        try (SendWorkRequests s = new SendWorkRequests(4, 1)) {
+            s.add(1, SendOpcode.SEND, SendFlags.SIGNALED);
+            s.add(2, SendOpcode.SEND, SendFlags.SIGNALED);
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> ud.postSend(s));
+            assertTrue(e.getMessage().contains("work request 0") && e.getMessage().contains("setUd"), e.getMessage());
+        }
+    }
+
     @Test
     void errorAndResetAreReachableFromAnyStateAndAllowReconnecting() {
         QueuePair qp = qp(QpType.RC);

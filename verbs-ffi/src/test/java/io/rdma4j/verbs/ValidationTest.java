@@ -43,13 +43,30 @@ class ValidationTest {
     @Test
     void onlyLiveNativeNonEmptyMemoryCanBeRegistered() {
         assertTrue(assertThrows(IllegalArgumentException.class,
-                () -> MemoryRegion.checkRegistrable(MemorySegment.ofArray(new byte[64]))).getMessage().contains("native"));
+                () -> MemoryRegion.checkRegistrable(MemorySegment.ofArray(new byte[64]), Access.ALL_REMOTE))
+                .getMessage().contains("native"));
         Arena a = Arena.ofConfined();
         MemorySegment seg = a.allocate(64);
-        assertThrows(IllegalArgumentException.class, () -> MemoryRegion.checkRegistrable(seg.asSlice(0, 0)));
-        MemoryRegion.checkRegistrable(seg);
+        assertThrows(IllegalArgumentException.class, () -> MemoryRegion.checkRegistrable(seg.asSlice(0, 0), Access.ALL_REMOTE));
+        MemoryRegion.checkRegistrable(seg, Access.ALL_REMOTE);
         a.close();
-        assertThrows(IllegalStateException.class, () -> MemoryRegion.checkRegistrable(seg));
+        assertThrows(IllegalStateException.class, () -> MemoryRegion.checkRegistrable(seg, Access.ALL_REMOTE));
+    }
+
+    /** A read-only view may be registered for reads only: any write access would let the device write into it. */
+    @Test
+    void aReadOnlySegmentIsRegistrableForReadingOnly() {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment readOnly = a.allocate(64).asReadOnly();
+            MemoryRegion.checkRegistrable(readOnly, Access.REMOTE_READ);
+            MemoryRegion.checkRegistrable(readOnly, 0);
+            for (int write : new int[] {Access.LOCAL_WRITE, Access.LOCAL_WRITE | Access.REMOTE_WRITE,
+                    Access.LOCAL_WRITE | Access.REMOTE_ATOMIC, Access.ALL_REMOTE}) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> MemoryRegion.checkRegistrable(readOnly, write));
+                assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+            }
+        }
     }
 
     @Test

@@ -253,7 +253,9 @@ public final class VerbsTransport implements Transport {
             makeRoomFor(address, bytes);
             MemoryRegion mr;
             try {
-                mr = device.pd.register(segment, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+                // a read-only view for reading only: the device must not write what Java may not
+                mr = device.pd.register(segment, segment.isReadOnly() ? Access.REMOTE_READ
+                        : Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
             } catch (RuntimeException e) {
                 throw new TransportException(-1, "rank " + rank + " could not register " + bytes + " bytes at 0x"
                         + Long.toHexString(address) + " with " + device.describe() + ": " + e.getMessage(), e);
