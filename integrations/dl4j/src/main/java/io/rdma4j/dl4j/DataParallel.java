@@ -211,7 +211,13 @@ public final class DataParallel implements AutoCloseable {
     /** The epochs of both iterator kinds: before each step the ranks agree on the batch size; no batch anywhere ends the epoch. */
     private <B> void fitEpochs(Iterator<B> shard, BooleanSupplier resetSupported, Runnable reset, int epochs,
                                ToLongFunction<B> examples, Consumer<B> step) {
-        for (int e = 0; e < checkEpochs(epochs); e++) {
+        checkEpochs(epochs);
+        if (epochs > 1 && !resetSupported.getAsBoolean()) { // as the network's own fit refuses it
+            throw new IllegalArgumentException(epochs + " epochs need an iterator that can reset; this one cannot"
+                    + " (after the first epoch it would have nothing left)");
+        }
+        checkAveraging();
+        for (int e = 0; e < epochs; e++) {
             if (!shard.hasNext() && resetSupported.getAsBoolean()) {
                 reset.run();
             }
@@ -232,6 +238,23 @@ public final class DataParallel implements AutoCloseable {
         boolean step = agreement.allHave(examples, steps);
         communicationNanos += System.nanoTime() - start;
         return step;
+    }
+
+    /**
+     * The averaging is a listener of the network: {@code setListeners} after attaching replaces
+     * it, and the ranks would then train apart without any error.
+     */
+    private void checkAveraging() {
+        Collection<TrainingListener> listeners = switch (model) {
+            case MultiLayerNetwork n -> n.getListeners();
+            case ComputationGraph g -> g.getListeners();
+            default -> throw new AssertionError(model);
+        };
+        if (listeners == null || !listeners.contains(listener)) {
+            throw new IllegalStateException("the network's listeners were replaced after attaching (setListeners), "
+                    + "which removed the gradient averaging: add listeners with addListeners, or set them before "
+                    + "attaching");
+        }
     }
 
     private int checkEpochs(int epochs) {

@@ -4,12 +4,16 @@ import io.rdma4j.collectives.CollectiveOptions;
 import io.rdma4j.collectives.Communicator;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.testing.LocalGroup;
+import org.deeplearning4j.datasets.iterator.ExistingDataSetIterator;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.optimize.listeners.ScoreIterationListener;
 import org.junit.jupiter.api.Test;
 import org.nd4j.linalg.api.buffer.DataType;
 
 import java.time.Duration;
+import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -35,5 +39,49 @@ class DataParallelAttachTest {
                 assertTrue(all.contains("gradients array was replaced"), all);
             }
         }
+    }
+
+    /**
+     * {@code setListeners} after attaching removes the averaging listener: fit refuses to train
+     * unaveraged; listeners added with {@code addListeners} keep it.
+     */
+    @Test
+    void listenersReplacedAfterAttachingAreRefusedNotTrainedApart() {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator comm = oneRank(g)) {
+            MultiLayerNetwork net = (MultiLayerNetwork) TinyNetworks.build("mlp", DataType.FLOAT, "sgd", 1);
+            try (DataParallel dp = DataParallel.attach(comm, net)) {
+                net.addListeners(new ScoreIterationListener(1));
+                dp.fit(new ExistingDataSetIterator(List.of(TinyNetworks.globalBatch(0, 8, DataType.FLOAT))));
+                assertEquals(1, dp.steps());
+                net.setListeners(new ScoreIterationListener(1));
+                IllegalStateException e = assertThrows(IllegalStateException.class,
+                        () -> dp.fit(new ExistingDataSetIterator(List.of(TinyNetworks.globalBatch(1, 8, DataType.FLOAT)))));
+                assertTrue(e.getMessage().contains("setListeners"), e.getMessage());
+                assertEquals(1, dp.steps());
+            }
+        }
+    }
+
+    /** Several epochs over an iterator that cannot reset are refused, as the network's own fit refuses them. */
+    @Test
+    void severalEpochsOverAnIteratorThatCannotResetAreRefused() {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator comm = oneRank(g)) {
+            MultiLayerNetwork net = (MultiLayerNetwork) TinyNetworks.build("mlp", DataType.FLOAT, "sgd", 1);
+            try (DataParallel dp = DataParallel.attach(comm, net)) {
+                ExistingDataSetIterator once = new ExistingDataSetIterator(
+                        List.of(TinyNetworks.globalBatch(0, 8, DataType.FLOAT)).iterator());
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> dp.fit(once, 3));
+                assertTrue(e.getMessage().contains("reset"), e.getMessage());
+                dp.fit(once, 1);
+                assertEquals(1, dp.steps());
+            }
+        }
+    }
+
+    private static Communicator oneRank(LocalGroup g) {
+        return Communicator.builder().transport(g.transport(0)).store(g.store(0))
+                .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(10))).build();
     }
 }
