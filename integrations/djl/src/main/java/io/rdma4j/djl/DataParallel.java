@@ -203,6 +203,7 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
     @Override
     public void onTrainingBatch(Trainer t, BatchData batchData) {
         checkTrainer(t);
+        checkTrainableUnchanged();
         agree(batchData.getBatch().getSize());
         long start = System.nanoTime();
         GradientBucketer b = bucketer();
@@ -215,6 +216,30 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
         }
         communicationNanos += System.nanoTime() - start;
         steps++;
+    }
+
+    /**
+     * Which parameters train was fixed at {@link #initialize}: one unfrozen since would be
+     * stepped with this rank's own gradient (and reset to rank 0's after each step), so the
+     * ranks would train apart; one frozen since has no gradient to average.
+     */
+    private void checkTrainableUnchanged() {
+        for (Parameter p : parameters) {
+            if (!p.requiresGradient()) {
+                throw trainableChanged(p, "frozen");
+            }
+        }
+        for (Parameter p : buffers) {
+            if (p.requiresGradient()) {
+                throw trainableChanged(p, "unfrozen");
+            }
+        }
+    }
+
+    private static IllegalStateException trainableChanged(Parameter p, String how) {
+        return new IllegalStateException("parameter " + p.getName() + " was " + how + " after dataParallel.initialize: "
+                + "which parameters train is fixed when it initializes; freeze or unfreeze before, or start a new "
+                + "trainer with a new DataParallel");
     }
 
     /** The epoch ended here: every other rank's epoch must end now too. */
@@ -251,8 +276,17 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
             for (int i = 0; i < n; i++) {
                 Parameter p = parameters.get(i);
                 // closing the wrapper drops a reference only: the gradient tensor lives on in its parameter
-                try (NDArray g = p.getArray().getGradient()) {
-                    views.add(tensorMemory(g, "the gradient of " + p.getName()));
+                try (NDArray g = p.getArray().getGradient(); NDArray again = p.getArray().getGradient()) {
+                    MemorySegment view = tensorMemory(g, "the gradient of " + p.getName());
+                    if (MemorySegment.ofBuffer(again.toByteBuffer(true)).address() != view.address()) {
+                        // PyTorch has no gradient for it: DJL hands out a new zero tensor per call,
+                        // which closing the wrapper frees
+                        throw new IllegalStateException("parameter " + p.getName() + " got no gradient in this "
+                                + "batch's backward pass (the forward pass did not use it); every trainable "
+                                + "parameter must take part in every step: freeze the unused ones before "
+                                + "dataParallel.initialize");
+                    }
+                    views.add(view);
                 }
                 gradientAddresses[i] = views.get(i).address();
             }
