@@ -100,6 +100,9 @@ public final class BarrierRankProcess {
             throw new IllegalStateException("rank " + group.rank() + ": interrupted (the stage failed or was cancelled); "
                     + "its process was stopped", ex);
         } finally {
+            // its descendants first (a rank started through a shell or launcher is a grandchild,
+            // and once the direct child is gone its children are no longer found under it)
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
         }
     }

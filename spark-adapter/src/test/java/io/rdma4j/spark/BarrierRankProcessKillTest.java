@@ -24,10 +24,14 @@ class BarrierRankProcessKillTest {
     @TempDir
     Path dir;
 
-    /** Task 0's rank runs for two minutes and leaves its pid; task 1's fails after a second. */
-    static String runRank(String dir) {
+    /**
+     * Task 0's rank runs for two minutes and leaves its pid, as the shell itself or (through a
+     * launcher: {@code viaLauncher}) as the shell's child; task 1's fails after a second.
+     */
+    static String runRank(String dir, boolean viaLauncher) {
         SparkBarrierGroup group = SparkBarrierGroup.current();
-        String script = group.rank() == 0 ? "echo $$ > " + dir + "/pid0; exec sleep 120" : "sleep 1; exit 1";
+        String rank0 = viaLauncher ? "sleep 120 & echo $! > " + dir + "/pid0; wait" : "echo $$ > " + dir + "/pid0; exec sleep 120";
+        String script = group.rank() == 0 ? rank0 : "sleep 1; exit 1";
         BarrierRankProcess.run(group, List.of("sh", "-c", script), Map.of(), Path.of(dir, "task" + group.rank() + ".log"),
                 Duration.ofMinutes(3));
         return "done";
@@ -35,8 +39,18 @@ class BarrierRankProcessKillTest {
 
     @Test
     void whenAnotherTaskFailsTheSurvivingTasksRankProcessIsStopped() throws Exception {
+        assertRankZeroStopped(false);
+    }
+
+    /** The rank process a launcher started (a grandchild of the task) is stopped as well. */
+    @Test
+    void aRankStartedThroughALauncherIsStoppedToo() throws Exception {
+        assertRankZeroStopped(true);
+    }
+
+    private void assertRankZeroStopped(boolean viaLauncher) throws Exception {
         String d = dir.toString();
-        Exception e = assertThrows(Exception.class, () -> LocalBarrierStage.run(2, () -> runRank(d)));
+        Exception e = assertThrows(Exception.class, () -> LocalBarrierStage.run(2, () -> runRank(d, viaLauncher)));
         String all = e + String.valueOf(e.getCause());
         assertTrue(all.contains("exited with 1"), all);
         long pid = Long.parseLong(Files.readString(dir.resolve("pid0")).trim());
