@@ -221,6 +221,10 @@ public final class DataParallel implements AutoCloseable {
             if (!shard.hasNext() && resetSupported.getAsBoolean()) {
                 reset.run();
             }
+            // the epoch's listener calls, as the network's own fit makes them (epoch checkpoints, evaluations)
+            for (TrainingListener l : listeners()) {
+                l.onEpochStart(model);
+            }
             while (true) {
                 B batch = shard.hasNext() ? shard.next() : null;
                 if (!agree(batch == null ? 0 : examples.applyAsLong(batch))) {
@@ -228,6 +232,9 @@ public final class DataParallel implements AutoCloseable {
                 }
                 step.accept(batch);
                 steps++;
+            }
+            for (TrainingListener l : listeners()) {
+                l.onEpochEnd(model);
             }
             endEpoch();
         }
@@ -245,16 +252,20 @@ public final class DataParallel implements AutoCloseable {
      * it, and the ranks would then train apart without any error.
      */
     private void checkAveraging() {
+        if (!listeners().contains(listener)) {
+            throw new IllegalStateException("the network's listeners were replaced after attaching (setListeners), "
+                    + "which removed the gradient averaging: add listeners with addListeners, or set them before "
+                    + "attaching");
+        }
+    }
+
+    private Collection<TrainingListener> listeners() {
         Collection<TrainingListener> listeners = switch (model) {
             case MultiLayerNetwork n -> n.getListeners();
             case ComputationGraph g -> g.getListeners();
             default -> throw new AssertionError(model);
         };
-        if (listeners == null || !listeners.contains(listener)) {
-            throw new IllegalStateException("the network's listeners were replaced after attaching (setListeners), "
-                    + "which removed the gradient averaging: add listeners with addListeners, or set them before "
-                    + "attaching");
-        }
+        return listeners == null ? List.of() : listeners;
     }
 
     private int checkEpochs(int epochs) {

@@ -80,6 +80,34 @@ class DataParallelAttachTest {
         }
     }
 
+    /**
+     * fit makes the epoch's listener calls as the network's own fit does: onEpochStart and
+     * onEpochEnd once per epoch, the end before the epoch count moves on.
+     */
+    @Test
+    void fitCallsTheEpochListenersOncePerEpoch() {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator comm = oneRank(g)) {
+            MultiLayerNetwork net = (MultiLayerNetwork) TinyNetworks.build("mlp", DataType.FLOAT, "sgd", 1);
+            List<String> calls = new java.util.ArrayList<>();
+            try (DataParallel dp = DataParallel.attach(comm, net)) {
+                net.addListeners(new org.deeplearning4j.optimize.api.BaseTrainingListener() {
+                    @Override
+                    public void onEpochStart(org.deeplearning4j.nn.api.Model model) {
+                        calls.add("start " + net.getEpochCount());
+                    }
+
+                    @Override
+                    public void onEpochEnd(org.deeplearning4j.nn.api.Model model) {
+                        calls.add("end " + net.getEpochCount());
+                    }
+                });
+                dp.fit(new ExistingDataSetIterator(List.of(TinyNetworks.globalBatch(0, 8, DataType.FLOAT))), 2);
+            }
+            assertEquals(List.of("start 0", "end 0", "start 1", "end 1"), calls);
+        }
+    }
+
     private static Communicator oneRank(LocalGroup g) {
         return Communicator.builder().transport(g.transport(0)).store(g.store(0))
                 .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(10))).build();
