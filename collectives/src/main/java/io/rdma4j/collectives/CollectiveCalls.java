@@ -354,6 +354,12 @@ final class CollectiveCalls {
                     + " of it; in place, it starts at byte " + inPlaceOffset + " of the send buffer, else the two "
                     + "must not overlap");
         }
+        // in place, the call works in one registration of the memory, which must be writable: the
+        // receive view's when it covers the send bytes (Binder takes it), else the send view's
+        if (offset != Binder.DISJOINT && send.isReadOnly() && sendBytes > recvBytes) {
+            throw new IllegalArgumentException(call + " in place: the send buffer is a read-only view of memory the call"
+                    + " writes into; pass a writable one");
+        }
     }
 
     private static void checkOp(ReduceOp op) {

@@ -117,6 +117,28 @@ class BufferChecksTest {
         });
     }
 
+    /**
+     * In place with a read-only view of the receive buffer as send: allReduce works in the
+     * receive view; reduceScatter, whose send buffer the receive view does not cover, is refused
+     * before it starts, and the next call pairs up.
+     */
+    @Test
+    void inPlaceWithAReadOnlySendViewWritesThroughTheReceiveViewOrIsRefused() throws Exception {
+        LocalWorld.tcp(2, TIMEOUT, (rank, c) -> {
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment w = filled(arena, rank + 1);
+                c.allReduce(w.asReadOnly(), w, N, DataType.F32, ReduceOp.SUM);
+                assertAll(w, 3f);
+                MemorySegment full = filled(arena, 1);
+                long half = 4L * N / 2;
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.reduceScatter(
+                        full.asReadOnly(), full.asSlice(half * rank, half), N / 2, DataType.F32, ReduceOp.SUM));
+                assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+                assertNextAllReducePairsUp(c, arena);
+            }
+        });
+    }
+
     private static void assertNextAllReducePairsUp(Communicator c, Arena arena) {
         MemorySegment data = filled(arena, c.rank() + 1);
         c.allReduce(data, DataType.F32, ReduceOp.SUM);

@@ -25,7 +25,8 @@ public final class Binder {
     public void bindInOut(Call c, MemorySegment send, MemorySegment recv, long sendBytes, long recvBytes,
                            boolean copySendIn) {
         if (sameMemory(send, recv)) {
-            MemorySegment larger = send.byteSize() >= recv.byteSize() ? send : recv;
+            // a read-only send view is never the one bound: the call writes its result through it
+            MemorySegment larger = !send.isReadOnly() && send.byteSize() >= recv.byteSize() ? send : recv;
             c.send = c.recv = bind(larger, Math.max(sendBytes, recvBytes), 0, copySendIn);
             c.sendOff = c.recvOff = 0;
         } else {
