@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.nativesupport.ResourceClosedException;
 import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.RdmaCm;
 import io.rdma4j.verbs.ffi.rdma_cm_event;
@@ -7,18 +8,29 @@ import io.rdma4j.verbs.ffi.rdma_event_channel;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 /**
  * An rdma_cm event channel with a non-blocking fd: every wait is a bounded poll(2), so a peer
- * that never answers produces a timeout that says what was awaited, never a hang.
+ * that never answers produces a timeout that says what was awaited, never a hang. A wait polls in
+ * slices and ends when the channel is closed from another thread (a server closing its listener
+ * to stop a thread that waits for connection requests), and the channel is destroyed only once
+ * no thread waits on it any more: destroyed under a waiter, its fd and struct would be gone
+ * while the waiter still polls the one and then reads the other.
  */
 @SuppressWarnings("restricted")
 final class CmEventChannel implements AutoCloseable {
+    /** The longest single poll of a wait: how late a close from another thread is noticed. */
+    private static final long SLICE_MILLIS = 100;
+
     private final MemorySegment channel;
     private final int fd;
-    private boolean closed;
+    private volatile boolean closed;
+    /** Threads inside {@link #next} (guarded by this). */
+    private int waiters;
+    private boolean destroyed;
 
     private CmEventChannel(MemorySegment channel) {
         this.channel = channel;
@@ -54,12 +66,37 @@ final class CmEventChannel implements AutoCloseable {
      * @throws VerbsTimeoutException naming {@code awaited} when none arrives in time
      */
     CmEvent next(long timeoutMillis, String awaited) {
+        synchronized (this) {
+            checkOpen(awaited);
+            waiters++;
+        }
+        try {
+            return nextEvent(timeoutMillis, awaited);
+        } finally {
+            boolean destroy;
+            synchronized (this) {
+                destroy = --waiters == 0 && closed && !destroyed;
+                destroyed |= destroy;
+            }
+            if (destroy) {
+                RdmaCm.rdma_destroy_event_channel(channel);
+            }
+        }
+    }
+
+    private void checkOpen(String awaited) {
+        if (closed) {
+            throw new ResourceClosedException("the rdma_cm event channel (while waiting for " + awaited + ")");
+        }
+    }
+
+    private CmEvent nextEvent(long timeoutMillis, String awaited) {
         long start = System.nanoTime();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Downcalls.captureState(arena);
             MemorySegment out = arena.allocate(ADDRESS);
             while (true) {
-                Posix.awaitReadable(fd, start, timeoutMillis, awaited);
+                awaitReadable(start, timeoutMillis, awaited);
                 int rc = (int) CmCalls.GET_CM_EVENT.invokeExact(errno, channel, out);
                 if (rc == 0) {
                     break;
@@ -79,6 +116,24 @@ final class CmEventChannel implements AutoCloseable {
         }
     }
 
+    /** Waits for the fd in slices, checking between them whether the channel was closed. */
+    private void awaitReadable(long start, long timeoutMillis, String awaited) {
+        long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, timeoutMillis)); // saturates
+        while (true) {
+            checkOpen(awaited);
+            long leftMillis = Math.ceilDiv(Math.max(0, timeoutNanos - (System.nanoTime() - start)), 1_000_000L);
+            try {
+                Posix.awaitReadable(fd, System.nanoTime(), Math.min(leftMillis, SLICE_MILLIS), awaited);
+                checkOpen(awaited);
+                return;
+            } catch (VerbsTimeoutException slice) {
+                if (System.nanoTime() - start >= timeoutNanos) {
+                    throw new VerbsTimeoutException(awaited, timeoutMillis);
+                }
+            }
+        }
+    }
+
     /**
      * Waits for an event of type {@code expected}; any other event fails with a message that
      * names both (e.g. REJECTED with its status when connecting to a port nobody listens on).
@@ -93,10 +148,19 @@ final class CmEventChannel implements AutoCloseable {
         return e;
     }
 
+    /** Closes the channel; destroyed now, or by the last thread that still waits on it as it leaves. */
     @Override
     public void close() {
-        if (!closed) {
+        boolean destroy;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
             closed = true;
+            destroy = waiters == 0;
+            destroyed |= destroy;
+        }
+        if (destroy) {
             RdmaCm.rdma_destroy_event_channel(channel);
         }
     }

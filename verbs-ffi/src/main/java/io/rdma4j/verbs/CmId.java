@@ -106,19 +106,23 @@ public final class CmId extends NativeResource {
         CmEvent e = channel.expect(RdmaCm.RDMA_CM_EVENT_CONNECT_REQUEST(), timeoutMillis,
                 "a connection request on " + description());
         MemorySegment child = MemorySegment.ofAddress(e.idAddress()).reinterpret(rdma_cm_id.sizeof());
-        CmEventChannel own = CmEventChannel.create();
+        CmEventChannel own = null;
         try (Arena arena = Arena.ofConfined()) {
+            own = CmEventChannel.create();
             MemorySegment errno = Downcalls.captureState(arena);
             int rc = (int) CmCalls.MIGRATE_ID.invokeExact(errno, child, own.segment());
             CmCalls.check(rc, errno, "rdma_migrate_id");
+            CmId accepted = new CmId(child, own, this, "CmId (accepted on " + description() + ")");
+            accepted.peer = "client of " + description();
+            return accepted;
         } catch (Throwable t) {
-            own.close();
+            if (own != null) {
+                own.close();
+            }
+            RdmaCm.rdma_reject(child, MemorySegment.NULL, (byte) 0); // the client fails now, not at its timeout
             RdmaCm.rdma_destroy_id(child);
             throw NativeCalls.rethrow(t);
         }
-        CmId accepted = new CmId(child, own, this, "CmId (accepted on " + description() + ")");
-        accepted.peer = "client of " + description();
-        return accepted;
     }
 
     /** The device the id resolved to; valid after {@link #resolve} or on an accepted id. */

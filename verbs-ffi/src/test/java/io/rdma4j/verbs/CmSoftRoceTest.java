@@ -14,6 +14,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -118,6 +122,35 @@ class CmSoftRoceTest {
             long elapsedMs = (System.nanoTime() - start) / 1_000_000;
             assertTrue(elapsedMs < timeoutMs + 2_000, "gave up after " + elapsedMs + " ms");
             assertTrue(e.getMessage().contains("connection to /" + serverIp), e.getMessage());
+        }
+    }
+
+    /**
+     * Closing a listener from another thread ends that thread's wait for a connection request at
+     * once (the close used to destroy the channel under the waiter, which polled on to its
+     * timeout and then read the freed channel), releases the listener and frees its port.
+     */
+    @Test
+    void closingAListenerEndsAWaitForAConnectionRequestAndFreesItsPort() throws Exception {
+        String ip = ips().get(1);
+        CmId listener = CmId.create().listen(new InetSocketAddress(ip, 0), 4);
+        int port = listener.localPort();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<CmId> waiting = pool.submit(() -> listener.awaitConnectRequest(60_000));
+            Thread.sleep(300);
+            long start = System.nanoTime();
+            listener.close();
+            ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(20, TimeUnit.SECONDS));
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertInstanceOf(io.rdma4j.nativesupport.ResourceClosedException.class, e.getCause(), String.valueOf(e.getCause()));
+            assertTrue(ms < 5_000, "the wait ended " + ms + " ms after the close");
+            assertTrue(listener.isReleased());
+            try (CmId again = CmId.create().listen(new InetSocketAddress(ip, port), 4)) {
+                assertEquals(port, again.localPort());
+            }
+        } finally {
+            pool.shutdownNow();
         }
     }
 }
