@@ -10,7 +10,6 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -81,7 +80,7 @@ abstract class CommunicatorTool {
             String v = args[++i];
             switch (a) {
                 case "--ranks" -> ranks = positive(a, v);
-                case "-t", "--transport" -> transport = v.toLowerCase(Locale.ROOT);
+                case "-t", "--transport" -> transport = PerfOptions.parseTransport(v);
                 default -> {
                     try {
                         option(a, v);

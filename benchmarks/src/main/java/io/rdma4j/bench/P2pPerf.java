@@ -100,10 +100,18 @@ public final class P2pPerf {
         }
         Map<String, String> e = new HashMap<>(env);
         e.put(TransportConfig.ENV_TRANSPORT, transport);
-        int rank = Integer.parseInt(env.get("RANK"));
-        String worldSize = env.get("WORLD_SIZE");
-        if (worldSize != null && !worldSize.isBlank() && !worldSize.trim().equals("2")) {
-            err.println(TOOL + ": needs exactly 2 ranks, the job has WORLD_SIZE=" + worldSize);
+        // the launcher conventions PerfTool.inJob accepts: env://, Open MPI, PMI
+        String rankName = firstSet(env, "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK");
+        String sizeName = firstSet(env, "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
+        int rank;
+        try {
+            rank = Integer.parseInt(env.get(rankName).trim());
+        } catch (NumberFormatException | NullPointerException notARank) {
+            err.println(TOOL + ": the job's rank is not a number: " + rankName + "='" + env.get(rankName) + "'");
+            return ExitStatus.USAGE;
+        }
+        if (sizeName != null && !env.get(sizeName).trim().equals("2")) {
+            err.println(TOOL + ": needs exactly 2 ranks, the job has " + sizeName + "=" + env.get(sizeName).trim());
             return ExitStatus.USAGE;
         }
         TransportConfig config = TransportConfig.builder().fromEnvironment(e).build();
@@ -116,6 +124,17 @@ public final class P2pPerf {
             ex.printStackTrace(err);
             return ExitStatus.FAILED;
         }
+    }
+
+    /** The first of {@code names} set (not blank) in {@code env}, null if none is. */
+    private static String firstSet(Map<String, String> env, String... names) {
+        for (String n : names) {
+            String v = env.get(n);
+            if (v != null && !v.isBlank()) {
+                return n;
+            }
+        }
+        return null;
     }
 
     private void parse(String[] args) {

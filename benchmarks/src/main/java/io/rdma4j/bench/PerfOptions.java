@@ -257,7 +257,8 @@ public final class PerfOptions {
         };
     }
 
-    private static String parseTransport(String v) {
+    /** A {@code -t} value of the tools that run a communicator: shm, tcp, verbs or auto. */
+    static String parseTransport(String v) {
         String t = v.trim().toLowerCase(Locale.ROOT);
         if (!t.equals("shm") && !t.equals("tcp") && !t.equals("auto") && !t.equals("verbs")) {
             throw new IllegalArgumentException("unknown transport '" + v + "' (expected shm, tcp, verbs or auto)");

@@ -52,6 +52,8 @@ class OverlapPerfTest {
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("--gradients needs views or copies"));
         assertEquals(ExitStatus.USAGE, run(out, "--layers", "0"));
         assertEquals(ExitStatus.USAGE, run(out, "--layer-bytes", "6"));
+        assertEquals(ExitStatus.USAGE, run(out, "-t", "ib"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("unknown transport 'ib'"));
     }
 
     private static int run(ByteArrayOutputStream out, String... args) {

@@ -73,6 +73,21 @@ class P2pPerfTest {
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("--measure needs both, latency or bandwidth"));
     }
 
+    /** A rank started by Open MPI (or PMI) reads its rank and size as the communicator does; a bad one is a usage error. */
+    @Test
+    void aRankOfAnotherLauncherIsReadOrRefusedClearly() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
+        assertEquals(ExitStatus.USAGE, new P2pPerf().run(new String[0],
+                Map.of("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "3"), ps, ps));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("needs exactly 2 ranks, the job has OMPI_COMM_WORLD_SIZE=3"),
+                out.toString(StandardCharsets.UTF_8));
+        assertEquals(ExitStatus.USAGE, new P2pPerf().run(new String[0],
+                Map.of("PMI_RANK", "first", "PMI_SIZE", "2"), ps, ps));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("rank is not a number: PMI_RANK='first'"),
+                out.toString(StandardCharsets.UTF_8));
+    }
+
     private static int run(ByteArrayOutputStream out, String... args) {
         PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
         return new P2pPerf().run(args, Map.of(), ps, ps);

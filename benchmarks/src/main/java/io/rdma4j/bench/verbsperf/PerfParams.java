@@ -67,7 +67,7 @@ public final class PerfParams {
         rxDepth = mode.usesReceives() ? Math.min(b.rxDepth > 0 ? b.rxDepth : DEFAULT_RX_DEPTH, iters) : 1;
         postList = b.postList;
         int q = b.cqMod > 0 ? b.cqMod : DEFAULT_CQ_MOD;
-        if (mode.isBandwidth() && sizes.length == 1 && size > CQ_MOD_SIZE_LIMIT && b.cqMod == 0) {
+        if (mode.isBandwidth() && sizes.length == 1 && sizes[0] > CQ_MOD_SIZE_LIMIT && b.cqMod == 0) {
             q = 1; // completions are rare enough at this size; moderation would only skew the peak
         }
         if (postList > 1) {

@@ -16,6 +16,14 @@ class PerfParamsTest {
         return PerfParams.parse(args);
     }
 
+    /** One size given as a list moderates completions as the same size given with -s does. */
+    @Test
+    void aOneSizeListModeratesCompletionsAsItsSizeDoes() {
+        assertEquals(parse("write_bw", "-s", "4096").cqMod, parse("write_bw", "--sizes=4096").cqMod);
+        assertEquals(parse("write_bw", "-s", "65536").cqMod, parse("write_bw", "--sizes=65536").cqMod);
+        assertEquals(1, parse("write_bw", "--sizes=65536").cqMod);
+    }
+
     @Test
     void perftestDefaultsPerTest() {
         PerfParams bw = parse("write_bw", "-d", "rxe0");
