@@ -20,25 +20,40 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** What attaching promises about the network's arrays, in a one-rank world in this JVM. */
 class DataParallelAttachTest {
 
+    /** What a test does with a freshly built MLP attached in a world of one rank. */
+    private interface Attached {
+        void run(MultiLayerNetwork net, DataParallel dp);
+    }
+
+    private static void withAttached(Attached body) {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator comm = Communicator.builder().transport(g.transport(0)).store(g.store(0))
+                     .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(10))).build()) {
+            MultiLayerNetwork net = (MultiLayerNetwork) TinyNetworks.build("mlp", DataType.FLOAT, "sgd", 1);
+            try (DataParallel dp = DataParallel.attach(comm, net)) {
+                body.run(net, dp);
+            }
+        }
+    }
+
+    private static ExistingDataSetIterator oneBatch(int step) {
+        return new ExistingDataSetIterator(List.of(TinyNetworks.globalBatch(step, 8, DataType.FLOAT)));
+    }
+
     /**
      * A network that gets a new gradient array after attaching (initGradientsView again) would
      * train on gradients nobody averages while the attached array is averaged: refused instead.
      */
     @Test
     void aGradientArrayTheNetworkReplacedIsRefusedNotLeftUnaveraged() {
-        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
-             Communicator comm = Communicator.builder().transport(g.transport(0)).store(g.store(0))
-                     .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(10))).build()) {
-            MultiLayerNetwork net = (MultiLayerNetwork) TinyNetworks.build("mlp", DataType.FLOAT, "sgd", 1);
-            try (DataParallel dp = DataParallel.attach(comm, net)) {
-                net.fit(TinyNetworks.globalBatch(0, 8, DataType.FLOAT)); // the attached array: fine
-                net.initGradientsView();
-                RuntimeException e = assertThrows(RuntimeException.class,
-                        () -> net.fit(TinyNetworks.globalBatch(1, 8, DataType.FLOAT)));
-                String all = e + " " + e.getCause();
-                assertTrue(all.contains("gradients array was replaced"), all);
-            }
-        }
+        withAttached((net, dp) -> {
+            net.fit(TinyNetworks.globalBatch(0, 8, DataType.FLOAT)); // the attached array: fine
+            net.initGradientsView();
+            RuntimeException e = assertThrows(RuntimeException.class,
+                    () -> net.fit(TinyNetworks.globalBatch(1, 8, DataType.FLOAT)));
+            String all = e + " " + e.getCause();
+            assertTrue(all.contains("gradients array was replaced"), all);
+        });
     }
 
     /**
@@ -47,37 +62,28 @@ class DataParallelAttachTest {
      */
     @Test
     void listenersReplacedAfterAttachingAreRefusedNotTrainedApart() {
-        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
-             Communicator comm = oneRank(g)) {
-            MultiLayerNetwork net = (MultiLayerNetwork) TinyNetworks.build("mlp", DataType.FLOAT, "sgd", 1);
-            try (DataParallel dp = DataParallel.attach(comm, net)) {
-                net.addListeners(new ScoreIterationListener(1));
-                dp.fit(new ExistingDataSetIterator(List.of(TinyNetworks.globalBatch(0, 8, DataType.FLOAT))));
-                assertEquals(1, dp.steps());
-                net.setListeners(new ScoreIterationListener(1));
-                IllegalStateException e = assertThrows(IllegalStateException.class,
-                        () -> dp.fit(new ExistingDataSetIterator(List.of(TinyNetworks.globalBatch(1, 8, DataType.FLOAT)))));
-                assertTrue(e.getMessage().contains("setListeners"), e.getMessage());
-                assertEquals(1, dp.steps());
-            }
-        }
+        withAttached((net, dp) -> {
+            net.addListeners(new ScoreIterationListener(1));
+            dp.fit(oneBatch(0));
+            assertEquals(1, dp.steps());
+            net.setListeners(new ScoreIterationListener(1));
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> dp.fit(oneBatch(1)));
+            assertTrue(e.getMessage().contains("setListeners"), e.getMessage());
+            assertEquals(1, dp.steps());
+        });
     }
 
     /** Several epochs over an iterator that cannot reset are refused, as the network's own fit refuses them. */
     @Test
     void severalEpochsOverAnIteratorThatCannotResetAreRefused() {
-        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
-             Communicator comm = oneRank(g)) {
-            MultiLayerNetwork net = (MultiLayerNetwork) TinyNetworks.build("mlp", DataType.FLOAT, "sgd", 1);
-            try (DataParallel dp = DataParallel.attach(comm, net)) {
-                ExistingDataSetIterator once = new ExistingDataSetIterator(
-                        List.of(TinyNetworks.globalBatch(0, 8, DataType.FLOAT)).iterator());
-                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> dp.fit(once, 3));
-                assertTrue(e.getMessage().contains("reset"), e.getMessage());
-                dp.fit(once, 1);
-                assertEquals(1, dp.steps());
-            }
-        }
+        withAttached((net, dp) -> {
+            ExistingDataSetIterator once = new ExistingDataSetIterator(
+                    List.of(TinyNetworks.globalBatch(0, 8, DataType.FLOAT)).iterator());
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> dp.fit(once, 3));
+            assertTrue(e.getMessage().contains("reset"), e.getMessage());
+            dp.fit(once, 1);
+            assertEquals(1, dp.steps());
+        });
     }
 
     /**
@@ -86,30 +92,21 @@ class DataParallelAttachTest {
      */
     @Test
     void fitCallsTheEpochListenersOncePerEpoch() {
-        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
-             Communicator comm = oneRank(g)) {
-            MultiLayerNetwork net = (MultiLayerNetwork) TinyNetworks.build("mlp", DataType.FLOAT, "sgd", 1);
-            List<String> calls = new java.util.ArrayList<>();
-            try (DataParallel dp = DataParallel.attach(comm, net)) {
-                net.addListeners(new org.deeplearning4j.optimize.api.BaseTrainingListener() {
-                    @Override
-                    public void onEpochStart(org.deeplearning4j.nn.api.Model model) {
-                        calls.add("start " + net.getEpochCount());
-                    }
+        List<String> calls = new java.util.ArrayList<>();
+        withAttached((net, dp) -> {
+            net.addListeners(new org.deeplearning4j.optimize.api.BaseTrainingListener() {
+                @Override
+                public void onEpochStart(org.deeplearning4j.nn.api.Model model) {
+                    calls.add("start " + net.getEpochCount());
+                }
 
-                    @Override
-                    public void onEpochEnd(org.deeplearning4j.nn.api.Model model) {
-                        calls.add("end " + net.getEpochCount());
-                    }
-                });
-                dp.fit(new ExistingDataSetIterator(List.of(TinyNetworks.globalBatch(0, 8, DataType.FLOAT))), 2);
-            }
-            assertEquals(List.of("start 0", "end 0", "start 1", "end 1"), calls);
-        }
-    }
-
-    private static Communicator oneRank(LocalGroup g) {
-        return Communicator.builder().transport(g.transport(0)).store(g.store(0))
-                .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(10))).build();
+                @Override
+                public void onEpochEnd(org.deeplearning4j.nn.api.Model model) {
+                    calls.add("end " + net.getEpochCount());
+                }
+            });
+            dp.fit(oneBatch(0), 2);
+        });
+        assertEquals(List.of("start 0", "end 0", "start 1", "end 1"), calls);
     }
 }
