@@ -43,6 +43,14 @@ public final class CudaContext extends NativeResource {
         return handle;
     }
 
+    /**
+     * Whether {@code other} is the same driver context: every retain of a device's primary
+     * context is an object of its own over the one CUcontext.
+     */
+    public boolean sameContextAs(CudaContext other) {
+        return other == this || (other != null && other.handle.address() == handle.address());
+    }
+
     /** Makes this context current on the calling thread (for code that calls the driver directly). */
     public void makeCurrent() {
         ensureOpen();

@@ -51,7 +51,7 @@ public final class CudaStream extends NativeResource {
     /** The handle for an operation of {@code owner}'s context; the context is made current. */
     MemorySegment handleIn(CudaContext owner) {
         ensureOpen();
-        if (owner != context) {
+        if (!owner.sameContextAs(context)) {
             throw new IllegalArgumentException(this + " belongs to " + context + ", not to " + owner);
         }
         return handle;

@@ -30,23 +30,34 @@ final class Polling {
             throw new IllegalArgumentException("timeout must be >= 0, got " + timeoutNanos + " ns");
         }
         long start = System.nanoTime();
-        for (int round = 0; ; round++) {
-            int r = query.query(handle);
-            if (r == CudaResult.SUCCESS) {
-                return;
+        boolean interrupted = false;
+        try {
+            for (int round = 0; ; round++) {
+                int r = query.query(handle);
+                if (r == CudaResult.SUCCESS) {
+                    return;
+                }
+                if (r != NOT_READY) {
+                    throw CudaResult.exception(r, queryName, awaited);
+                }
+                if (System.nanoTime() - start >= timeoutNanos) {
+                    throw new CudaTimeoutException(String.valueOf(awaited), queryName, timeoutNanos);
+                }
+                if (round < SPINS) {
+                    Thread.onSpinWait();
+                } else if (round < SPINS + YIELDS) {
+                    Thread.yield();
+                } else {
+                    // a park returns at once while the interrupt is set: the wait would spin on the
+                    // query to its deadline; the work goes on either way, so the wait does too,
+                    // and the interrupt is the caller's again when it ends
+                    interrupted |= Thread.interrupted();
+                    LockSupport.parkNanos(MAX_PARK_NANOS);
+                }
             }
-            if (r != NOT_READY) {
-                throw CudaResult.exception(r, queryName, awaited);
-            }
-            if (System.nanoTime() - start >= timeoutNanos) {
-                throw new CudaTimeoutException(String.valueOf(awaited), queryName, timeoutNanos);
-            }
-            if (round < SPINS) {
-                Thread.onSpinWait();
-            } else if (round < SPINS + YIELDS) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(MAX_PARK_NANOS);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }

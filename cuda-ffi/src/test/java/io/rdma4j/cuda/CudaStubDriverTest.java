@@ -535,4 +535,51 @@ class CudaStubDriverTest {
             assertEquals("CUDA_ERROR_NOT_SUPPORTED", unsupported.errorName());
         }
     }
+
+    /**
+     * Two retains of a device's primary context are one driver context: a stream of one serves
+     * a buffer of the other (each retain used to count as another context, and the copy was refused).
+     */
+    @Test
+    void aStreamOfAnotherRetainOfTheSamePrimaryContextServesItsBuffers() {
+        try (CudaContext other = Cuda.device(0).retainPrimaryContext();
+             CudaStream stream = other.createStream();
+             DeviceBuffer b = context.allocate(64);
+             Arena arena = Arena.ofConfined()) {
+            assertTrue(context.sameContextAs(other));
+            b.fill((byte) 7);
+            MemorySegment host = arena.allocate(64);
+            b.copyToHostAsync(0, host, 0, 64, stream);
+            stream.synchronize(Duration.ofSeconds(10));
+            assertEquals(7, host.get(ValueLayout.JAVA_BYTE, 63));
+            try (CudaContext device1 = Cuda.device(1).retainPrimaryContext()) {
+                assertFalse(context.sameContextAs(device1));
+            }
+        }
+    }
+
+    /**
+     * An interrupted thread's bounded wait parks between queries as any wait does (a park with
+     * the interrupt set returned at once, so the wait spun on the query to its deadline), and
+     * the interrupt is still set when it ends.
+     */
+    @Test
+    void anInterruptedWaitDoesNotSpinOnTheQuery() {
+        try (CudaStream stream = context.createStream(); DeviceBuffer b = context.allocate(64)) {
+            stub.timing(900_000, false);
+            try {
+                b.fillAsync((byte) 1, stream);
+                long before = stub.calls("cuStreamQuery");
+                Thread.currentThread().interrupt();
+                assertThrows(CudaTimeoutException.class, () -> stream.synchronize(Duration.ofMillis(300)));
+                assertTrue(Thread.interrupted(), "the interrupt is the caller's again");
+                long queries = stub.calls("cuStreamQuery") - before;
+                // 300 ms of 50 us parks is some 6,000 queries; spinning made hundreds of thousands
+                assertTrue(queries < 30_000, queries + " queries in 300 ms");
+                stream.synchronize(Duration.ofSeconds(10));
+            } finally {
+                stub.timing(0, false);
+            }
+        }
+    }
 }
