@@ -8,9 +8,12 @@ import io.rdma4j.cuda.CudaEvent;
 import io.rdma4j.cuda.CudaStream;
 import io.rdma4j.cuda.DeviceBuffer;
 import io.rdma4j.cuda.PinnedHostBuffer;
+import io.rdma4j.nativesupport.NativeResource;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Allreduce of device memory ({@link DeviceBuffer}) over a {@link Communicator}, in place. The
@@ -77,15 +80,10 @@ public final class DeviceAllReduce implements AutoCloseable {
                 copiedOut[i] = context.createEvent(false);
             }
         } catch (RuntimeException e) {
-            for (CudaEvent ev : copiedOut) {
-                if (ev != null) {
-                    ev.close();
-                }
+            RuntimeException closing = closeAll(copiedOut, s, b);
+            if (closing != null) {
+                e.addSuppressed(closing);
             }
-            if (s != null) {
-                s.close();
-            }
-            b.close();
             throw e;
         }
         this.bounce = b;
@@ -165,7 +163,7 @@ public final class DeviceAllReduce implements AutoCloseable {
         if (buffer.isClosed()) {
             throw new IllegalStateException("cannot allreduce " + buffer + ": its memory was freed");
         }
-        if (buffer.context() != context) {
+        if (!buffer.context().sameContextAs(context)) {
             throw new IllegalArgumentException(buffer + " is not in " + context + ", the context of this DeviceAllReduce");
         }
         long bytes = type.bytes(count);
@@ -183,10 +181,40 @@ public final class DeviceAllReduce implements AutoCloseable {
             return;
         }
         closed = true;
-        for (CudaEvent e : copiedOut) {
-            e.close();
+        RuntimeException failed = closeAll(copiedOut, stream, bounce);
+        if (failed != null) {
+            throw failed;
         }
-        stream.close();
-        bounce.close();
+    }
+
+    /**
+     * Closes the events, the stream and the buffer (nulls skipped), each even when closing one
+     * before it failed (each left open would also keep the context's primary retain); returns the
+     * first failure, the later ones suppressed in it.
+     */
+    private static RuntimeException closeAll(CudaEvent[] events, CudaStream stream, PinnedHostBuffer buffer) {
+        RuntimeException first = null;
+        List<NativeResource> all = new ArrayList<>();
+        for (CudaEvent e : events) {
+            if (e != null) {
+                all.add(e);
+            }
+        }
+        if (stream != null) {
+            all.add(stream);
+        }
+        all.add(buffer);
+        for (NativeResource r : all) {
+            try {
+                r.close();
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        return first;
     }
 }

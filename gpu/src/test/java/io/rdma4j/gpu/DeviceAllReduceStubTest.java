@@ -1,5 +1,9 @@
 package io.rdma4j.gpu;
 
+import io.rdma4j.collectives.Communicator;
+import io.rdma4j.cuda.Cuda;
+import io.rdma4j.cuda.CudaContext;
+import io.rdma4j.cuda.CudaException;
 import io.rdma4j.cuda.testing.StubCuda;
 import io.rdma4j.transport.testing.RankProcesses;
 import org.junit.jupiter.api.BeforeAll;
@@ -14,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -76,6 +81,32 @@ class DeviceAllReduceStubTest {
                 assertTrue(out.contains("FAIL f32 sum of 1000: element 0 is "), out); // the first call may be slow enough to pass
                 assertFalse(out.contains("DEVICE ALLREDUCE OK"), out);
             }
+        }
+    }
+
+    /**
+     * A close whose first event fails to close still closes the other events, the stream and
+     * the pinned buffer (they used to stay open, and with them the context's primary retain), in
+     * this JVM with a world of one rank.
+     */
+    @Test
+    void aFailedCloseOfOneEventStillClosesTheRest() {
+        stub.configure(0, 1, 12040);
+        int streams = stub.liveStreams();
+        int events = stub.liveEvents();
+        int hostAllocations = stub.liveHostAllocations();
+        try (Communicator comm = Communicator.fromEnvironment(Map.of("RANK", "0", "WORLD_SIZE", "1",
+                "MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "0", "RDMA4J_TRANSPORT", "shm",
+                "RDMA4J_JOB_TOKEN", "gpu-close-test"))) {
+            CudaContext context = Cuda.device(0).retainPrimaryContext();
+            DeviceAllReduce gpu = new DeviceAllReduce(comm, context);
+            stub.inject("cuEventDestroy_v2", 999, 1);
+            assertThrows(CudaException.class, gpu::close);
+            assertEquals(streams, stub.liveStreams());
+            assertEquals(events + 1, stub.liveEvents(), "only the event whose destroy failed");
+            assertEquals(hostAllocations, stub.liveHostAllocations());
+            context.close();
+            assertEquals(0, stub.primaryContextRetains(0));
         }
     }
 }
