@@ -30,6 +30,11 @@ public final class Engine implements AutoCloseable {
     private static final int SLEEP_AFTER_IDLES = 32;
     /** Longest sleep per idle: a peer's publish wakes it at once, this only bounds missed wakes. */
     private static final long SLEEP_NANOS = 200_000;
+    /**
+     * How long an op waits before it publishes what it waits for ({@link #waiterTimedOut}): a
+     * waiter's own bound is milliseconds at least, and a call that completes sooner pays nothing.
+     */
+    private static final long PUBLISH_AFTER_NANOS = 1_000_000;
     /** Longest interval between fault-board checks of a stalled collective. */
     private static final long MAX_CHECK_NANOS = 2_000_000_000L;
 
@@ -42,8 +47,7 @@ public final class Engine implements AutoCloseable {
     /**
      * The op being driven once it stalled, and the rank it waited for at the last clock read: for
      * a thread whose wait for a call timed out while another thread drives (see {@link
-     * #describeStall}). Published only on the stall path, so a call that never idles long pays
-     * no volatile write.
+     * #waiterTimedOut}). Published only once an op has waited {@link #PUBLISH_AFTER_NANOS}.
      */
     private volatile Descriptor stalledOp;
     private volatile int stalledWaitingFor = -1;
@@ -123,22 +127,24 @@ public final class Engine implements AutoCloseable {
                     continue;
                 }
                 long now = System.nanoTime();
-                int waitingNow = op.waitingFor();
-                if (!published || stalledWaitingFor != waitingNow) {
-                    stalledWaitingFor = waitingNow;
-                    stalledOp = op.identity();
-                    published = true;
-                }
                 if (stallStart == 0) {
                     stallStart = now;
                     nextCheck = now + check;
                     continue;
                 }
+                if (now - stallStart >= PUBLISH_AFTER_NANOS) {
+                    int waitingNow = op.waitingFor();
+                    if (!published || stalledWaitingFor != waitingNow) {
+                        stalledWaitingFor = waitingNow;
+                        stalledOp = op.identity();
+                        published = true;
+                    }
+                }
                 if (now - nextCheck >= 0) {
                     checkBoard(cs);
                     // again when the op, having moved on, now waits for another rank: a register
                     // left naming the rank of an earlier stall would lead the others' blame astray
-                    int waiting = waitingNow;
+                    int waiting = op.waitingFor();
                     if (waiting != reportedWaitingFor && now - stallStart >= 2 * check) {
                         board.reportStall(cs.board(), cs.worldRank(), op.identity(), waiting);
                         reportedWaitingFor = waiting;
