@@ -496,18 +496,6 @@ class CudaStubDriverTest {
     }
 
     @Test
-    void aStreamOfAnotherContextIsRefused() {
-        try (CudaContext other = Cuda.device(1).retainPrimaryContext();
-             CudaStream foreign = other.createStream();
-             DeviceBuffer b = context.allocate(64);
-             Arena arena = Arena.ofConfined()) {
-            var e = assertThrows(IllegalArgumentException.class,
-                    () -> b.copyToHostAsync(0, arena.allocate(64), 0, 64, foreign));
-            assertTrue(e.getMessage().contains("belongs to"), e.getMessage());
-        }
-    }
-
-    @Test
     void dmaBufExportCoversWholePagesAndTheFdIsClosedOnce() throws Exception {
         try (DeviceBuffer b = context.allocate(10_000)) {
             long page = LibC.pageSize();
@@ -537,24 +525,27 @@ class CudaStubDriverTest {
     }
 
     /**
-     * Two retains of a device's primary context are one driver context: a stream of one serves
-     * a buffer of the other (each retain used to count as another context, and the copy was refused).
+     * A buffer's asynchronous copy takes a stream of its driver context only: one of another
+     * device's context is refused; one of another retain of the same primary context (one
+     * CUcontext) serves it (each retain used to count as another context, and the copy was refused).
      */
     @Test
-    void aStreamOfAnotherRetainOfTheSamePrimaryContextServesItsBuffers() {
-        try (CudaContext other = Cuda.device(0).retainPrimaryContext();
-             CudaStream stream = other.createStream();
+    void aStreamServesTheBuffersOfItsDriverContextOnly() {
+        try (CudaContext device1 = Cuda.device(1).retainPrimaryContext();
+             CudaContext sameContext = Cuda.device(0).retainPrimaryContext();
+             CudaStream foreign = device1.createStream();
+             CudaStream stream = sameContext.createStream();
              DeviceBuffer b = context.allocate(64);
              Arena arena = Arena.ofConfined()) {
-            assertTrue(context.sameContextAs(other));
-            b.fill((byte) 7);
             MemorySegment host = arena.allocate(64);
+            var e = assertThrows(IllegalArgumentException.class, () -> b.copyToHostAsync(0, host, 0, 64, foreign));
+            assertTrue(e.getMessage().contains("belongs to"), e.getMessage());
+            assertFalse(context.sameContextAs(device1));
+            assertTrue(context.sameContextAs(sameContext));
+            b.fill((byte) 7);
             b.copyToHostAsync(0, host, 0, 64, stream);
             stream.synchronize(Duration.ofSeconds(10));
             assertEquals(7, host.get(ValueLayout.JAVA_BYTE, 63));
-            try (CudaContext device1 = Cuda.device(1).retainPrimaryContext()) {
-                assertFalse(context.sameContextAs(device1));
-            }
         }
     }
 
