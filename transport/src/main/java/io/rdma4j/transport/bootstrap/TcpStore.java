@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -27,8 +28,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code MASTER_ADDR}, {@code MASTER_PORT}, {@code RDMA4J_JOB_TOKEN}, {@code RANK} and
  * {@code RDMA4J_TIMEOUT_MS}.
  *
- * <p>One request is in flight per client at a time (calls are serialised), so a thread waiting in
- * {@link #get} holds up other threads of the same client: give each thread its own client.
+ * <p>One request is in flight per client at a time (calls are serialised); a {@link #get} waits in
+ * requests of at most {@value #GET_SLICE_MS} ms, so other threads of the client wait that long at
+ * most, and an interrupt ends it.
  */
 public final class TcpStore implements Store {
     public static final String ENV_MASTER_ADDR = "MASTER_ADDR";
@@ -39,6 +41,8 @@ public final class TcpStore implements Store {
     public static final String ENV_STORE_SERVER = "RDMA4J_STORE_SERVER";
     /** Extra time a client waits for the server's answer beyond the wait it asked the server for. */
     private static final int ANSWER_SLACK_MS = 10_000;
+    /** The longest server-side wait of one get request: how long other threads and an interrupt wait at most. */
+    static final long GET_SLICE_MS = 1_000;
 
     private final String host;
     private final int port;
@@ -51,6 +55,7 @@ public final class TcpStore implements Store {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Why the connection was dropped, or null: after a request that got no whole answer, the next answer could be its. */
     private String dropped;
+    private final ReentrantLock requestLock = new ReentrantLock(true);
 
     private TcpStore(Builder b) {
         this.host = b.host;
@@ -144,23 +149,46 @@ public final class TcpStore implements Store {
     }
 
     @Override
-    public synchronized void set(String key, byte[] value) {
+    public void set(String key, byte[] value) {
         request(StoreProtocol.SET, key, value, 0, "set", timeout.toMillis());
     }
 
+    /**
+     * Waits in requests of at most {@link #GET_SLICE_MS}: between them the client serves its other
+     * threads' requests (one request is in flight at a time), and an interrupt of the waiting
+     * thread ends the wait (a platform thread's blocking socket read does not see it).
+     */
     @Override
-    public synchronized byte[] get(String key, Duration waitFor) {
+    public byte[] get(String key, Duration waitFor) {
         long waitMs = Math.max(0, TimeUnit.MILLISECONDS.convert(waitFor)); // saturates: FOREVER waits for good
-        DataInputStream answer = request(StoreProtocol.GET, key, null, waitMs, "get", waitMs);
-        try {
-            return StoreProtocol.readBytes(answer, StoreProtocol.MAX_FRAME);
-        } catch (IOException e) {
-            throw failure("get", key, e);
+        long start = System.nanoTime();
+        while (true) {
+            if (Thread.currentThread().isInterrupted()) {
+                throw new TransportException(-1, "interrupted while waiting for store key '" + key + "' (store at "
+                        + host + ":" + port + ")");
+            }
+            long leftMs = waitMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            long sliceMs = Math.clamp(leftMs, 0, GET_SLICE_MS);
+            DataInputStream answer;
+            try {
+                answer = request(StoreProtocol.GET, key, null, sliceMs, "get", sliceMs);
+            } catch (TransportTimeoutException notYet) {
+                if (leftMs <= sliceMs) {
+                    throw new TransportTimeoutException(-1, "store key '" + key + "' was not set within " + waitMs
+                            + " ms (store at " + host + ":" + port + ")");
+                }
+                continue;
+            }
+            try {
+                return StoreProtocol.readBytes(answer, StoreProtocol.MAX_FRAME);
+            } catch (IOException e) {
+                throw failure("get", key, e);
+            }
         }
     }
 
     @Override
-    public synchronized long add(String key, long delta) {
+    public long add(String key, long delta) {
         try {
             return request(StoreProtocol.ADD, key, null, delta, "add", timeout.toMillis()).readLong();
         } catch (IOException e) {
@@ -169,7 +197,7 @@ public final class TcpStore implements Store {
     }
 
     @Override
-    public synchronized boolean delete(String key) {
+    public boolean delete(String key) {
         try {
             return request(StoreProtocol.DELETE, key, null, 0, "delete", timeout.toMillis()).readBoolean();
         } catch (IOException e) {
@@ -177,12 +205,25 @@ public final class TcpStore implements Store {
         }
     }
 
-    /** Sends one request and returns the answer's body after its status byte. */
+    /**
+     * Sends one request and returns the answer's body after its status byte. One request is in
+     * flight at a time; the lock is fair, so a thread whose get waits in slices does not take it
+     * back ahead of the others between them.
+     */
     private DataInputStream request(byte op, String key, byte[] value, long arg, String what, long serverWaitMs) {
         StoreProtocol.checkKey(key);
         if (value != null) {
             StoreProtocol.checkValue(key, value);
         }
+        requestLock.lock();
+        try {
+            return requestLocked(op, key, value, arg, what, serverWaitMs);
+        } finally {
+            requestLock.unlock();
+        }
+    }
+
+    private DataInputStream requestLocked(byte op, String key, byte[] value, long arg, String what, long serverWaitMs) {
         if (closed.get()) {
             throw new IllegalStateException("store client is closed (" + what + " '" + key + "')");
         }

@@ -7,13 +7,16 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.FilterInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayDeque;
@@ -29,7 +32,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * The key/value server behind {@link TcpStore}, hosted by rank 0 on MASTER_ADDR:MASTER_PORT.
  * One acceptor thread and one virtual thread per client (bootstrap traffic is tiny; a blocking
  * handler per client keeps waits simple). A client must first present the job token, within
- * {@value #HELLO_TIMEOUT_MS} ms; one that does not is answered with an error, logged and
+ * {@value #HELLO_TIMEOUT_MS} ms (the whole hello, however it trickles in); one that does not is answered with an error, logged and
  * disconnected. At most {@value #MAX_UNAUTHENTICATED} connections may wait for their token at
  * once: a new one beyond that closes the oldest, so that a flood of idle connections neither
  * piles up nor locks out the ranks (whose token arrives right after they connect). After the
@@ -41,6 +44,7 @@ public final class TcpStoreServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(TcpStoreServer.class.getName());
     /** How long a fresh connection may take to present its token (a rank sends it at once). */
     static final int HELLO_TIMEOUT_MS = 3_000;
+    private static final long HELLO_TIMEOUT_NANOS = TimeUnit.MILLISECONDS.toNanos(HELLO_TIMEOUT_MS);
     /** Connections that may wait for their token at once; more evict the oldest. */
     static final int MAX_UNAUTHENTICATED = 64;
     /** Bytes of values the store holds at most: a job's bootstrap needs kilobytes per rank. */
@@ -179,8 +183,9 @@ public final class TcpStoreServer implements AutoCloseable {
     private boolean handshake(Socket s, DataInputStream in, DataOutputStream out) throws IOException {
         String reason;
         try {
-            DataInputStream hello = new DataInputStream(new ByteArrayInputStream(
-                    StoreProtocol.readFrame(in, StoreProtocol.MAX_HELLO_FRAME)));
+            DataInputStream hello = new DataInputStream(new ByteArrayInputStream(StoreProtocol.readFrame(
+                    new DataInputStream(new HelloInput(in, s, System.nanoTime() + HELLO_TIMEOUT_NANOS)),
+                    StoreProtocol.MAX_HELLO_FRAME)));
             if (hello.readByte() != StoreProtocol.HELLO || hello.readInt() != StoreProtocol.MAGIC) {
                 reason = "not an rdma4j store client";
             } else if (hello.readInt() != StoreProtocol.VERSION) {
@@ -204,6 +209,42 @@ public final class TcpStoreServer implements AutoCloseable {
             // the client is gone already; nothing to tell it
         }
         return false;
+    }
+
+    /**
+     * The reads of a hello: each waits only for what is left of the handshake's one deadline (with
+     * the socket timeout alone, a client that trickles a byte in under it per read keeps its
+     * connection, and a slot among those waiting for their token, for hours).
+     */
+    private static final class HelloInput extends FilterInputStream {
+        private final Socket socket;
+        private final long deadlineNanos;
+
+        HelloInput(InputStream in, Socket socket, long deadlineNanos) {
+            super(in);
+            this.socket = socket;
+            this.deadlineNanos = deadlineNanos;
+        }
+
+        private void arm() throws IOException {
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0) {
+                throw new SocketTimeoutException("no whole hello within " + HELLO_TIMEOUT_MS + " ms");
+            }
+            socket.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+        }
+
+        @Override
+        public int read() throws IOException {
+            arm();
+            return super.read();
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            arm();
+            return super.read(b, off, len);
+        }
     }
 
     /** Takes {@code s} off the list of connections waiting for their token; false if it was not on it. */

@@ -132,6 +132,39 @@ class TcpStoreServerLimitsTest {
         assertArrayEquals(new byte[] {0, 0, 0, 2, 7, 8}, java.util.Arrays.copyOfRange(get, 1, get.length));
     }
 
+    /**
+     * A hello that trickles in, a byte every 500 ms (each read well within the per-read timeout),
+     * is cut off when the handshake's one deadline passes, not when the 4,000-byte frame is whole.
+     */
+    @Test
+    void aHelloThatTricklesInIsCutOffAtTheHandshakeDeadline() throws Exception {
+        try (TcpStoreServer server = TcpStoreServer.start(new InetSocketAddress("127.0.0.1", 0), TOKEN);
+             RawClient c = new RawClient(server.port(), false)) {
+            long start = System.nanoTime();
+            Thread trickle = Thread.ofVirtual().start(() -> {
+                try {
+                    c.out.writeInt(4000);
+                    c.out.flush();
+                    for (int i = 0; i < 4000; i++) {
+                        Thread.sleep(500);
+                        c.out.write(1);
+                        c.out.flush();
+                    }
+                } catch (IOException | InterruptedException closed) {
+                    // the server cut it off (or the test ended)
+                }
+            });
+            try {
+                assertError(StoreProtocol.readFrame(c.in, StoreProtocol.MAX_FRAME), "bad handshake");
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                assertTrue(ms < TcpStoreServer.HELLO_TIMEOUT_MS + 2_000, "cut off after " + ms + " ms");
+                assertTrue(c.closedByServer());
+            } finally {
+                trickle.interrupt();
+            }
+        }
+    }
+
     @Test
     void malformedRequestsAfterTheTokenAreAnsweredAndTheConnectionGoesOn() throws Exception {
         try (TcpStoreServer server = TcpStoreServer.start(new InetSocketAddress("127.0.0.1", 0), TOKEN);

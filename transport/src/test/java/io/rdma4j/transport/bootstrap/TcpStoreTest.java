@@ -56,6 +56,37 @@ class TcpStoreTest extends StoreContractTest {
         assertArrayEquals(new byte[] {42}, client().get("secret", Duration.ofSeconds(1)));
     }
 
+    /**
+     * A get that waits lets the client's other threads through between its requests (a set
+     * waited for the whole get), and an interrupt of a platform thread ends it, the interrupt kept.
+     */
+    @Test
+    void aWaitingGetLetsOtherThreadsThroughAndEndsOnInterrupt() throws Exception {
+        Store s = client();
+        java.util.concurrent.atomic.AtomicReference<Throwable> ended = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicBoolean stillInterrupted = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread waiter = Thread.ofPlatform().start(() -> {
+            try {
+                s.get("never", Duration.ofSeconds(30));
+            } catch (Throwable t) {
+                ended.set(t);
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        Thread.sleep(300);
+        long start = System.nanoTime();
+        s.set("meanwhile", new byte[] {1});
+        long setMs = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(setMs < 3_000, "the set waited " + setMs + " ms for the get");
+        waiter.interrupt();
+        waiter.join(5_000);
+        assertFalse(waiter.isAlive(), "the interrupted get still waits");
+        assertTrue(ended.get() instanceof io.rdma4j.transport.TransportException
+                && ended.get().getMessage().contains("interrupted"), String.valueOf(ended.get()));
+        assertTrue(stillInterrupted.get());
+        assertArrayEquals(new byte[] {1}, s.get("meanwhile", Duration.ofSeconds(1)));
+    }
+
     /** A value over the request limit is refused before it is sent; the client's connection stays usable. */
     @Test
     void aValueTooLargeForARequestIsRefusedAndTheClientStaysUsable() {
