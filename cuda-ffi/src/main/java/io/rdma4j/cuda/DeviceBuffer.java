@@ -7,6 +7,7 @@ import io.rdma4j.cuda.ffi.CudaDriver;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * A range of device memory: a CUdeviceptr and a size. The buffer returned by
@@ -92,14 +93,22 @@ public final class DeviceBuffer implements AutoCloseable {
     /** Copies {@code length} bytes of host {@code source} at {@code sourceOffset} to {@code offset} of this buffer. */
     public void copyFromHost(MemorySegment source, long sourceOffset, long offset, long length) {
         MemorySegment host = hostRange(source, sourceOffset, offset, length, false);
-        CudaResult.check(CudaDriver.cuMemcpyHtoD_v2(address + offset, host, length), "cuMemcpyHtoD_v2", this);
+        try {
+            CudaResult.check(CudaDriver.cuMemcpyHtoD_v2(address + offset, host, length), "cuMemcpyHtoD_v2", this);
+        } finally {
+            end();
+        }
     }
 
     /** As {@link #copyFromHost(MemorySegment, long, long, long)}, queued on {@code stream}. */
     public void copyFromHostAsync(MemorySegment source, long sourceOffset, long offset, long length, CudaStream stream) {
         MemorySegment host = hostRange(source, sourceOffset, offset, length, false);
-        CudaResult.check(CudaDriver.cuMemcpyHtoDAsync_v2(address + offset, host, length, stream.handleIn(context())),
-                "cuMemcpyHtoDAsync_v2", this);
+        try {
+            CudaResult.check(CudaDriver.cuMemcpyHtoDAsync_v2(address + offset, host, length,
+                    stream.handleIn(context())), "cuMemcpyHtoDAsync_v2", this);
+        } finally {
+            end();
+        }
     }
 
     /** Copies the start of this buffer into all of {@code target} (native host memory). */
@@ -110,53 +119,86 @@ public final class DeviceBuffer implements AutoCloseable {
     /** Copies {@code length} bytes at {@code offset} of this buffer to host {@code target} at {@code targetOffset}. */
     public void copyToHost(long offset, MemorySegment target, long targetOffset, long length) {
         MemorySegment host = hostRange(target, targetOffset, offset, length, true);
-        CudaResult.check(CudaDriver.cuMemcpyDtoH_v2(host, address + offset, length), "cuMemcpyDtoH_v2", this);
+        try {
+            CudaResult.check(CudaDriver.cuMemcpyDtoH_v2(host, address + offset, length), "cuMemcpyDtoH_v2", this);
+        } finally {
+            end();
+        }
     }
 
     /** As {@link #copyToHost(long, MemorySegment, long, long)}, queued on {@code stream}. */
     public void copyToHostAsync(long offset, MemorySegment target, long targetOffset, long length, CudaStream stream) {
         MemorySegment host = hostRange(target, targetOffset, offset, length, true);
-        CudaResult.check(CudaDriver.cuMemcpyDtoHAsync_v2(host, address + offset, length, stream.handleIn(context())),
-                "cuMemcpyDtoHAsync_v2", this);
+        try {
+            CudaResult.check(CudaDriver.cuMemcpyDtoHAsync_v2(host, address + offset, length,
+                    stream.handleIn(context())), "cuMemcpyDtoHAsync_v2", this);
+        } finally {
+            end();
+        }
     }
 
     /** Copies all of device buffer {@code source} to the start of this one (cuMemcpyDtoD_v2). */
     public void copyFrom(DeviceBuffer source) {
         checkDeviceSource(source);
-        CudaResult.check(CudaDriver.cuMemcpyDtoD_v2(address, source.address, source.size), "cuMemcpyDtoD_v2", this);
+        try {
+            CudaResult.check(CudaDriver.cuMemcpyDtoD_v2(address, source.address, source.size), "cuMemcpyDtoD_v2",
+                    this);
+        } finally {
+            endWith(source);
+        }
     }
 
     /** As {@link #copyFrom(DeviceBuffer)}, queued on {@code stream}. */
     public void copyFromAsync(DeviceBuffer source, CudaStream stream) {
         checkDeviceSource(source);
-        CudaResult.check(CudaDriver.cuMemcpyDtoDAsync_v2(address, source.address, source.size,
-                stream.handleIn(context())), "cuMemcpyDtoDAsync_v2", this);
+        try {
+            CudaResult.check(CudaDriver.cuMemcpyDtoDAsync_v2(address, source.address, source.size,
+                    stream.handleIn(context())), "cuMemcpyDtoDAsync_v2", this);
+        } finally {
+            endWith(source);
+        }
     }
 
     /** Sets every byte to {@code value} (cuMemsetD8_v2). */
     public void fill(byte value) {
         begin();
-        CudaResult.check(CudaDriver.cuMemsetD8_v2(address, value, size), "cuMemsetD8_v2", this);
+        try {
+            CudaResult.check(CudaDriver.cuMemsetD8_v2(address, value, size), "cuMemsetD8_v2", this);
+        } finally {
+            end();
+        }
     }
 
     /** As {@link #fill(byte)}, queued on {@code stream}. */
     public void fillAsync(byte value, CudaStream stream) {
         begin();
-        CudaResult.check(CudaDriver.cuMemsetD8Async(address, value, size, stream.handleIn(context())),
-                "cuMemsetD8Async", this);
+        try {
+            CudaResult.check(CudaDriver.cuMemsetD8Async(address, value, size, stream.handleIn(context())),
+                    "cuMemsetD8Async", this);
+        } finally {
+            end();
+        }
     }
 
     /** What the driver says this address is (cuPointerGetAttribute); DEVICE for memory from cuMemAlloc. */
     public CudaMemoryType memoryType() {
         begin();
-        return CudaPointer.memoryType(address).orElseThrow(() -> new IllegalStateException(
-                "the driver does not recognize " + this + " as CUDA memory"));
+        try {
+            return CudaPointer.memoryType(address).orElseThrow(() -> new IllegalStateException(
+                    "the driver does not recognize " + this + " as CUDA memory"));
+        } finally {
+            end();
+        }
     }
 
     /** The ordinal of the device that holds this memory (CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL). */
     public int deviceOrdinal() {
         begin();
-        return CudaPointer.deviceOrdinal(address);
+        try {
+            return CudaPointer.deviceOrdinal(address);
+        } finally {
+            end();
+        }
     }
 
     /**
@@ -170,6 +212,14 @@ public final class DeviceBuffer implements AutoCloseable {
      */
     public DmaBuf exportDmaBuf() {
         begin();
+        try {
+            return exportDmaBufInUse();
+        } finally {
+            end();
+        }
+    }
+
+    private DmaBuf exportDmaBufInUse() {
         if (!CudaLibrary.exports(CudaLibrary.DMA_BUF_EXPORT)) {
             throw CudaResult.exception(CudaDriver.CUDA_ERROR_NOT_SUPPORTED(), CudaLibrary.DMA_BUF_EXPORT,
                     this + ": the driver " + Cuda.loadedLibrary().orElse(null) + " (version "
@@ -195,9 +245,31 @@ public final class DeviceBuffer implements AutoCloseable {
         }
     }
 
+    /**
+     * Before a driver call on the memory: holds the allocation in use (its free waits for the
+     * call) and makes its context current; {@link #end()} after the call.
+     */
     private void begin() {
-        allocation.ensureOpen();
-        allocation.context.bind();
+        allocation.enter();
+        try {
+            allocation.context.bind();
+        } catch (RuntimeException e) {
+            allocation.exit();
+            throw e;
+        }
+    }
+
+    private void end() {
+        allocation.exit();
+    }
+
+    /** {@link #end()} of a device-to-device copy, which held its source in use too. */
+    private void endWith(DeviceBuffer source) {
+        try {
+            source.allocation.exit();
+        } finally {
+            end();
+        }
     }
 
     private MemorySegment hostRange(MemorySegment host, long hostOffset, long offset, long length, boolean toHost) {
@@ -208,16 +280,24 @@ public final class DeviceBuffer implements AutoCloseable {
         }
         Checks.range(hostOffset, length, host.byteSize(), toHost ? "the target segment" : "the source segment");
         Checks.range(offset, length, size, this);
+        MemorySegment range = host.asSlice(hostOffset, length);
         begin();
-        return host.asSlice(hostOffset, length);
+        return range;
     }
 
+    /** Checks a device-to-device copy and holds both allocations in use ({@link #endWith} after it). */
     private void checkDeviceSource(DeviceBuffer source) {
         source.allocation.ensureOpen();
         if (source.size > size) {
             throw new IndexOutOfBoundsException("cannot copy " + source + " into the smaller " + this);
         }
-        begin();
+        source.allocation.enter();
+        try {
+            begin();
+        } catch (RuntimeException e) {
+            source.allocation.exit();
+            throw e;
+        }
     }
 
     @Override
@@ -240,10 +320,34 @@ public final class DeviceBuffer implements AutoCloseable {
             this.size = size;
         }
 
+        /** Calls on the memory in progress (read) and its free (write): the free waits for them. */
+        private final ReentrantReadWriteLock uses = new ReentrantReadWriteLock();
+
+        /**
+         * Holds the memory in use for one driver call; fails once it is closed. A call that
+         * entered before the close finishes before the free; one after it never reaches the driver.
+         */
+        void enter() {
+            uses.readLock().lock();
+            if (isClosed()) {
+                uses.readLock().unlock();
+                ensureOpen(); // throws
+            }
+        }
+
+        void exit() {
+            uses.readLock().unlock();
+        }
+
         @Override
         protected void release() {
-            context.bind();
-            CudaResult.check(CudaDriver.cuMemFree_v2(address), "cuMemFree_v2", this);
+            uses.writeLock().lock();
+            try {
+                context.bind();
+                CudaResult.check(CudaDriver.cuMemFree_v2(address), "cuMemFree_v2", this);
+            } finally {
+                uses.writeLock().unlock();
+            }
         }
     }
 }

@@ -573,4 +573,36 @@ class CudaStubDriverTest {
             }
         }
     }
+
+    /**
+     * A buffer closed on one thread while another fills it in a loop: each fill either ran before
+     * the free or fails as closed, never reaching the driver with the freed address (which the
+     * stub answers with CUDA_ERROR_INVALID_VALUE, as a real driver may reuse the address).
+     */
+    @Test
+    void aCloseOnAnotherThreadNeverLetsACallReachFreedMemory() throws Exception {
+        for (int i = 0; i < 300; i++) {
+            DeviceBuffer b = context.allocate(1 << 16);
+            AtomicReference<Throwable> ended = new AtomicReference<>();
+            java.util.concurrent.CountDownLatch filling = new java.util.concurrent.CountDownLatch(1);
+            Thread filler = Thread.ofPlatform().start(() -> {
+                try {
+                    b.fill((byte) 1);
+                    filling.countDown();
+                    while (true) {
+                        b.fill((byte) 1);
+                    }
+                } catch (Throwable t) {
+                    ended.set(t);
+                    filling.countDown();
+                }
+            });
+            filling.await();
+            b.close();
+            filler.join(10_000);
+            Throwable t = ended.get();
+            assertFalse(t instanceof CudaException, "iteration " + i + ": " + t);
+            assertTrue(t instanceof IllegalStateException, "iteration " + i + ": " + t);
+        }
+    }
 }
