@@ -8,7 +8,6 @@ import io.rdma4j.verbs.ffi.rdma_event_channel;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.TimeUnit;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
@@ -116,22 +115,10 @@ final class CmEventChannel implements AutoCloseable {
         }
     }
 
-    /** Waits for the fd in slices, checking between them whether the channel was closed. */
+    /** Waits for the fd in slices, checking before each whether the channel was closed. */
     private void awaitReadable(long start, long timeoutMillis, String awaited) {
-        long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, timeoutMillis)); // saturates
-        while (true) {
-            checkOpen(awaited);
-            long leftMillis = Math.ceilDiv(Math.max(0, timeoutNanos - (System.nanoTime() - start)), 1_000_000L);
-            try {
-                Posix.awaitReadable(fd, System.nanoTime(), Math.min(leftMillis, SLICE_MILLIS), awaited);
-                checkOpen(awaited);
-                return;
-            } catch (VerbsTimeoutException slice) {
-                if (System.nanoTime() - start >= timeoutNanos) {
-                    throw new VerbsTimeoutException(awaited, timeoutMillis);
-                }
-            }
-        }
+        Posix.awaitReadable(fd, start, timeoutMillis, awaited, SLICE_MILLIS, () -> checkOpen(awaited));
+        checkOpen(awaited);
     }
 
     /**

@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
  * non-blocking) read of the event.
  */
 final class Posix {
+    private static final Runnable NOTHING = () -> { };
+
     private Posix() {
     }
 
@@ -42,16 +44,27 @@ final class Posix {
      * @throws VerbsTimeoutException naming {@code awaited} and {@code timeoutMillis} when the time ran out
      */
     static void awaitReadable(int fd, long startNanos, long timeoutMillis, String awaited) {
+        awaitReadable(fd, startNanos, timeoutMillis, awaited, Integer.MAX_VALUE, NOTHING);
+    }
+
+    /**
+     * {@link #awaitReadable(int, long, long, String)} in polls of at most {@code sliceMillis},
+     * with {@code beforeEachPoll} run before each (it throws to end the wait: a close from another
+     * thread, say).
+     */
+    static void awaitReadable(int fd, long startNanos, long timeoutMillis, String awaited, long sliceMillis,
+                              Runnable beforeEachPoll) {
         long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, timeoutMillis)); // saturates
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment fds = pollfd.allocate(arena);
             while (true) {
                 long left = timeoutNanos - (System.nanoTime() - startNanos);
                 long leftMillis = Math.ceilDiv(Math.max(0, left), 1_000_000L); // rounded up: never a busy poll(0) loop
+                beforeEachPoll.run();
                 pollfd.fd(fds, fd);
                 pollfd.events(fds, (short) Verbs.POLLIN());
                 pollfd.revents(fds, (short) 0);
-                int n = LibC.poll(fds, 1, (int) Math.min(Integer.MAX_VALUE, leftMillis));
+                int n = LibC.poll(fds, 1, (int) Math.min(Math.min(Integer.MAX_VALUE, sliceMillis), leftMillis));
                 if (n > 0) {
                     return;
                 }

@@ -55,6 +55,33 @@ class PosixAndAddressesTest {
         }
     }
 
+    /** A sliced wait runs its check before each poll of at most the slice; the check's throw ends it. */
+    @Test
+    void aSlicedWaitChecksBeforeEachPollAndEndsWhenTheCheckThrows() throws Exception {
+        assumeTrue(LibC.hasSyscall() && "amd64".equals(System.getProperty("os.arch")), "x86-64 syscall numbers");
+        int fd = (int) LibC.syscall(SYS_EVENTFD2, 0, 0, 0, 0, 0);
+        assertTrue(fd >= 0, "eventfd2: " + fd);
+        try {
+            int[] checks = {0};
+            long start = System.nanoTime();
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    () -> Posix.awaitReadable(fd, System.nanoTime(), 60_000, "an event", 50, () -> {
+                        if (++checks[0] == 4) {
+                            throw new IllegalStateException("closed");
+                        }
+                    }));
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertEquals("closed", e.getMessage());
+            assertEquals(4, checks[0]);
+            assertTrue(ms >= 140 && ms < 5_000, "three 50 ms polls took " + ms + " ms");
+            VerbsTimeoutException timeout = assertThrows(VerbsTimeoutException.class,
+                    () -> Posix.awaitReadable(fd, System.nanoTime(), 120, "an event", 50, () -> { }));
+            assertEquals("timed out after 120 ms waiting for an event", timeout.getMessage());
+        } finally {
+            LibC.close(fd);
+        }
+    }
+
     @Test
     void aLinkLocalIpv6AddressKeepsItsInterface() throws Exception {
         byte[] fe80 = new byte[16];
