@@ -27,7 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * A {@link Store} for ranks on one host: one file per key in a shared directory. A set writes a
  * temporary file and renames it into place atomically, so a reader sees the whole value or
  * nothing; counters are read-modify-written under an exclusive lock on {@code .lock} in the
- * directory. Waits poll with a growing pause (up to 20 ms). Trusts whoever can write the
+ * directory, which {@link #add} waits for up to its lock timeout. Waits poll with a growing pause
+ * (up to 20 ms). Trusts whoever can write the
  * directory, so give it owner-only permissions; a directory it creates has them, and every value
  * file is readable by its owner only (values include the TCP provider's connection secrets).
  * Keys outlive the store's clients (nothing is deleted on close), so a job's directory must be
@@ -42,9 +43,25 @@ public final class FileStore implements Store {
     private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_FILE =
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
 
+    /**
+     * How long {@link #add} waits for the directory's lock by default. A holder keeps it for one
+     * read and one rename, so a wait this long means the holder is stopped or its filesystem hangs.
+     */
+    public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(60);
+
     private final Path dir;
+    private final long lockTimeoutNanos;
 
     public FileStore(Path dir) {
+        this(dir, DEFAULT_LOCK_TIMEOUT);
+    }
+
+    /** @param lockTimeout how long {@link #add} waits for the directory's lock before it fails, naming the holder */
+    public FileStore(Path dir, Duration lockTimeout) {
+        if (lockTimeout.isNegative()) {
+            throw new IllegalArgumentException("negative lock timeout " + lockTimeout);
+        }
+        this.lockTimeoutNanos = TimeUnit.NANOSECONDS.convert(lockTimeout);
         try {
             this.dir = Files.createDirectories(dir, OWNER_ONLY_DIRECTORY);
         } catch (IOException e) {
@@ -127,9 +144,10 @@ public final class FileStore implements Store {
     @Override
     public long add(String key, long delta) {
         Path f = file(key);
-        PROCESS_LOCK.lock();
+        long deadline = System.nanoTime() + lockTimeoutNanos;
+        lockProcess(key, deadline);
         try (FileChannel lockChannel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-            FileLock lock = lockChannel.lock();
+            FileLock lock = lockFile(lockChannel, key, deadline);
             try {
                 long value = delta;
                 try {
@@ -147,6 +165,63 @@ public final class FileStore implements Store {
         } finally {
             PROCESS_LOCK.unlock();
         }
+    }
+
+    private void lockProcess(String key, long deadline) {
+        try {
+            if (!PROCESS_LOCK.tryLock(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                throw lockTimeout(key, "another thread of this process holds it");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException(-1, "interrupted waiting for the lock of file store " + dir + " to add '" + key + "'");
+        }
+    }
+
+    /** The exclusive lock on {@code .lock}, polled so that a holder that never lets go (stopped, or on a hung filesystem) ends the wait at the deadline. */
+    private FileLock lockFile(FileChannel channel, String key, long deadline) throws IOException {
+        long pause = 50_000;
+        while (true) {
+            FileLock lock = channel.tryLock();
+            if (lock != null) {
+                return lock;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                long holder = lockHolder(dir.resolve(LOCK_FILE));
+                throw lockTimeout(key, holder > 0 ? "process " + holder + " holds it" : "another process holds it");
+            }
+            LockSupport.parkNanos(Math.min(pause, Math.max(1, deadline - System.nanoTime())));
+            pause = Math.min(pause * 2, 20_000_000);
+            if (Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+                throw new TransportException(-1, "interrupted waiting for the lock of file store " + dir + " to add '" + key + "'");
+            }
+        }
+    }
+
+    private TransportTimeoutException lockTimeout(String key, String why) {
+        return new TransportTimeoutException(-1, "add '" + key + "' did not get the lock " + dir.resolve(LOCK_FILE)
+                + " within " + TimeUnit.NANOSECONDS.toMillis(lockTimeoutNanos) + " ms: " + why);
+    }
+
+    /**
+     * The pid that holds a POSIX lock on {@code file}, from {@code /proc/locks} (whose lines name
+     * the locked file as {@code major:minor:inode}); 0 where it cannot tell.
+     */
+    static long lockHolder(Path file) {
+        try {
+            long inode = ((Number) Files.getAttribute(file, "unix:ino")).longValue();
+            for (String line : Files.readAllLines(Path.of("/proc/locks"))) {
+                String[] f = line.trim().split("\\s+");
+                // "1: POSIX  ADVISORY  WRITE 4242 00:2d:1234 0 EOF"; blocked waiters' lines start with "->"
+                if (f.length >= 6 && f[1].equals("POSIX") && f[5].endsWith(":" + inode)) {
+                    return Long.parseLong(f[4]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no /proc, no unix view, or a line of another shape: the message goes without a pid
+        }
+        return 0;
     }
 
     @Override

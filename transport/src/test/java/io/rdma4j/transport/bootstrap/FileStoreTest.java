@@ -1,11 +1,17 @@
 package io.rdma4j.transport.bootstrap;
 
+import io.rdma4j.transport.TransportTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class FileStoreTest extends StoreContractTest {
@@ -90,6 +97,44 @@ class FileStoreTest extends StoreContractTest {
         try (var files = Files.list(dir.resolve("store"))) {
             for (Path f : files.filter(p -> p.getFileName().toString().startsWith("k_")).toList()) {
                 assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(f)), f.toString());
+            }
+        }
+    }
+
+    /**
+     * A process that holds the directory's lock and never lets go (stopped, or on a hung
+     * filesystem): add gives up at its lock timeout, naming that process, and works again once
+     * the holder is gone.
+     */
+    @Test
+    void addGivesUpAtItsLockTimeoutAndNamesTheProcessHoldingTheLock() throws Exception {
+        Path store = dir.resolve("store");
+        FileStore s = new FileStore(store, Duration.ofMillis(500));
+        Process holder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", classPath(), LockHolder.class.getName(),
+                store.resolve(".lock").toString()).redirectErrorStream(true).start();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+            assertEquals("locked", out.readLine());
+            long start = System.nanoTime();
+            TransportTimeoutException e = assertThrows(TransportTimeoutException.class, () -> s.add("n", 1));
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(waitedMs >= 450 && waitedMs < 10_000, waitedMs + " ms");
+            assertTrue(e.getMessage().contains("process " + holder.pid() + " holds it")
+                    && e.getMessage().contains("within 500 ms"), e.getMessage());
+        } finally {
+            holder.destroyForcibly().waitFor();
+        }
+        assertEquals(1, s.add("n", 1));
+    }
+
+    public static final class LockHolder {
+        public static void main(String[] args) throws Exception {
+            try (FileChannel c = FileChannel.open(Path.of(args[0]), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                 FileLock ignored = c.lock()) {
+                System.out.println("locked");
+                System.out.flush();
+                Thread.sleep(60_000);
             }
         }
     }
