@@ -287,7 +287,7 @@ public final class QueuePair extends NativeResource {
             wrs.relink();
         }
         if (rc != 0) {
-            throw postFailure("post_send", rc, wrs);
+            throw postFailure("post_send", rc, wrs, inlineOverflow(wrs, capabilities.maxInlineData()));
         }
     }
 
@@ -304,7 +304,7 @@ public final class QueuePair extends NativeResource {
             wrs.relink();
         }
         if (rc != 0) {
-            throw postFailure("post_recv", rc, wrs);
+            throw postFailure("post_recv", rc, wrs, "");
         }
     }
 
@@ -321,11 +321,32 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    private VerbsException postFailure(String op, int rc, WorkRequestChain wrs) {
+    /**
+     * @param inlineOverflow what {@link #inlineOverflow} found, which a provider reports as ENOMEM
+     *                       (mlx5) or EINVAL (rxe), as it reports other faults
+     */
+    private VerbsException postFailure(String op, int rc, WorkRequestChain wrs, String inlineOverflow) {
         int bad = wrs.indexOf(badWr.get(ADDRESS, 0).address());
         String which = bad < 0 ? "" : " at work request " + bad + " of " + wrs.count() + " (wr_id " + wrs.wrId(bad) + ")";
-        String hint = Math.abs(rc) == Verbs.ENOMEM() ? " (more outstanding requests than the queue holds)" : "";
+        String hint = !inlineOverflow.isEmpty() ? " (" + inlineOverflow + ")"
+                : Math.abs(rc) == Verbs.ENOMEM() ? " (more outstanding requests than the queue holds)" : "";
         return new VerbsException(op + " on " + description() + which + hint, Math.abs(rc));
+    }
+
+    /**
+     * The first request of the batch that asks for an inline payload larger than the queue
+     * pair's {@code max_inline_data}, described; empty if none. Only read after a failed post:
+     * the data path does not pay for the check.
+     */
+    static String inlineOverflow(SendWorkRequests wrs, int maxInlineData) {
+        for (int wr = 0; wr < wrs.count(); wr++) {
+            long bytes = wrs.payloadBytes(wr);
+            if ((wrs.flags(wr) & SendFlags.INLINE) != 0 && bytes > maxInlineData) {
+                return "work request " + wr + " sends " + bytes + " bytes inline, more than the " + maxInlineData
+                        + " bytes of inline data the queue pair was created with";
+            }
+        }
+        return "";
     }
 
     MemorySegment segment() {

@@ -112,6 +112,15 @@ abstract sealed class WorkRequestChain implements AutoCloseable permits SendWork
         return wrs.get(numSgeLayout, offsetOf(wr) + numSgeOffset);
     }
 
+    /** The bytes that request {@code wr}'s scatter/gather entries cover, summed. */
+    public final long payloadBytes(int wr) {
+        long total = 0;
+        for (int i = 0, n = sgeCount(wr); i < n; i++) {
+            total += Integer.toUnsignedLong(sges.get(SGE_INT_LAYOUT, (wr * (long) maxSge + i) * SGE_STRIDE + SGE_LENGTH));
+        }
+        return total;
+    }
+
     /** Changes the id of request {@code wr} in place. */
     public final void setWrId(int wr, long wrId) {
         wrs.set(POINTER, offsetOf(wr) + wrIdOffset, wrId);

@@ -188,6 +188,24 @@ class QueuePairStateTest {
         }
     }
 
+    /**
+     * A failed post names the request whose inline payload exceeds the QP's max_inline_data
+     * (providers report it as ENOMEM or EINVAL, as they report a full queue or a bad argument).
+     */
+    @Test
+    void aFailedPostNamesTheRequestWhoseInlinePayloadIsTooLarge() {
+        try (SendWorkRequests s = new SendWorkRequests(4, 2)) {
+            s.addSge(s.add(1, SendOpcode.SEND, SendFlags.SIGNALED), 0x1000, 500, 7);
+            int big = s.add(2, SendOpcode.SEND, SendFlags.SIGNALED | SendFlags.INLINE);
+            s.addSge(big, 0x2000, 40, 0);
+            s.addSge(big, 0x3000, 60, 0);
+            assertEquals(100, s.payloadBytes(big));
+            assertEquals("work request 1 sends 100 bytes inline, more than the 64 bytes of inline data the queue pair"
+                    + " was created with", QueuePair.inlineOverflow(s, 64));
+            assertEquals("", QueuePair.inlineOverflow(s, 100));
+        }
+    }
+
     @Test
     void errorAndResetAreReachableFromAnyStateAndAllowReconnecting() {
         QueuePair qp = qp(QpType.RC);
