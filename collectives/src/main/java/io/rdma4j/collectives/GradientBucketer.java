@@ -66,6 +66,12 @@ public final class GradientBucketer implements AutoCloseable {
     private int nextToCopyBack;
     private int marked;
     private boolean closed;
+    /**
+     * The failure of a bucket's allreduce, once one failed: the iteration's gradients are not
+     * all reduced and that bucket's handle is gone, so a later finish must not report success.
+     */
+    private RuntimeException failure;
+    private int failedBucket;
 
     /** Averages the trainer's gradient segments over the communicator with {@link #DEFAULT_BUCKET_BYTES} buckets. */
     public GradientBucketer(Communicator comm, DataType type, List<MemorySegment> gradients) {
@@ -209,6 +215,8 @@ public final class GradientBucketer implements AutoCloseable {
             throw interrupted; // still running over this bucket: close() waits for it before freeing it
         } catch (RuntimeException failed) {
             works[b] = null; // awaited: the handle belongs to the communicator again
+            failure = failed;
+            failedBucket = b;
             throw failed;
         }
         if (!done) { // still running over this bucket: close() waits for it before freeing it
@@ -261,7 +269,11 @@ public final class GradientBucketer implements AutoCloseable {
      * Waits for every bucket's allreduce and copies the results back into the gradients (unless
      * they are views of the buckets), then resets for the next iteration.
      *
-     * @throws IllegalStateException if a gradient was never marked ready (named)
+     * @throws IllegalStateException if a gradient was never marked ready (named), or a bucket's
+     *                               allreduce failed in an earlier call (every call after that
+     *                               fails so; the failure is the cause)
+     * @throws CollectiveTimeoutException if the allreduces did not complete within {@code timeout};
+     *                                    a later finish waits for them again
      */
     public void finish(Duration timeout) {
         checkOpen();
@@ -324,6 +336,10 @@ public final class GradientBucketer implements AutoCloseable {
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("gradient bucketer is closed");
+        }
+        if (failure != null) {
+            throw new IllegalStateException("gradient bucketer is unusable: the allreduce of bucket " + failedBucket
+                    + " of " + buckets.length + " failed, so its iteration's gradients were not all reduced", failure);
         }
     }
 

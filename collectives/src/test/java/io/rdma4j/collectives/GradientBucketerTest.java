@@ -137,6 +137,29 @@ class GradientBucketerTest {
     }
 
     /**
+     * A bucket whose allreduce failed (the peer aborted) is not reduced: a finish called again
+     * after the failing one must not report the iteration as done, nor may the next iteration
+     * start as if nothing happened.
+     */
+    @Test
+    void aFinishAfterAFailedAllReduceDoesNotReportSuccess() throws Exception {
+        LocalWorld.tcp(2, Duration.ofSeconds(5), (rank, c) -> {
+            if (rank == 1) {
+                c.abort();
+                return;
+            }
+            try (GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {64}, 64, ReduceOp.SUM)) {
+                bk.markReady(0);
+                CollectiveException failed = assertThrows(CollectiveException.class, () -> bk.finish(AWAIT));
+                IllegalStateException again = assertThrows(IllegalStateException.class, () -> bk.finish(AWAIT));
+                assertTrue(again.getMessage().contains("allreduce of bucket 0 of 1 failed"), again.getMessage());
+                assertEquals(failed, again.getCause());
+                assertThrows(IllegalStateException.class, () -> bk.markReady(0));
+            }
+        });
+    }
+
+    /**
      * A closed bucketer refuses every call: its handles went back to the communicator, which may
      * have given them to another call since (here: the allreduce issued after close), and its
      * buckets are freed.
