@@ -15,7 +15,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The libc calls rdma4j makes itself (the one binding of them): close, getpagesize, fcntl,
- * poll, syscall (futexes), sched_setaffinity and memmove (for {@link BulkCopy}). A failed call
+ * poll, syscall (futexes), sched_setaffinity, madvise and memmove (for {@link BulkCopy}). A failed call
  * returns {@code -errno}, the kernel's own convention, so each caller names the error in its
  * own terms and no call allocates (errno is captured into a per-thread segment). A function
  * this platform's libc lacks makes its method throw {@link UnsupportedOperationException};
@@ -38,6 +38,7 @@ public final class LibC {
             JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.firstVariadicArg(1));
     private static final MethodHandle SCHED_SETAFFINITY = bind("sched_setaffinity",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS));
+    private static final MethodHandle MADVISE = bind("madvise", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
     // no errno (memmove cannot fail); the addresses and the result (dst) as longs: nothing to
     // wrap, nothing allocated
     private static final MethodHandle MEMMOVE = LINKER.defaultLookup().find("memmove")
@@ -141,6 +142,17 @@ public final class LibC {
     public static void memmove(long dst, long src, long bytes) {
         try {
             long ignored = (long) require(MEMMOVE, "memmove").invokeExact(dst, src, bytes);
+        } catch (Throwable t) {
+            throw NativeCalls.rethrow(t);
+        }
+    }
+
+    /** madvise(2) on the {@code bytes} bytes at address {@code address} (page-aligned): 0, or -errno. */
+    public static int madvise(long address, long bytes, int advice) {
+        MemorySegment state = STATE.get();
+        try {
+            int rc = (int) require(MADVISE, "madvise").invokeExact(state, address, bytes, advice);
+            return rc == 0 ? 0 : -errno(state);
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }

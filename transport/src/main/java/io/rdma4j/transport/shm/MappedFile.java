@@ -1,5 +1,6 @@
 package io.rdma4j.transport.shm;
 
+import io.rdma4j.nativesupport.internal.LibC;
 import io.rdma4j.transport.TransportException;
 
 import java.io.IOException;
@@ -67,9 +68,10 @@ final class MappedFile implements AutoCloseable {
      * C2, the plain form gave no page any memory), not a volatile one. A page of a full tmpfs
      * cannot be given memory, and touching it raises SIGBUS: here, in a Java access, the JVM
      * turns that into an error, which becomes a TransportException saying that rank
-     * {@code rank} got no memory for {@code what}. Pages given memory here never fault later, so
-     * the copies into them that peers make with libc's memmove (BulkCopy), where a SIGBUS would
-     * end the process, are safe.
+     * {@code rank} got no memory for {@code what}. Pages given memory here do not fault while the
+     * buffer lives (its pages go back only when it is freed: {@link #giveBackMemory}), so the
+     * copies into them that peers make with libc's memmove (BulkCopy), where a SIGBUS would end
+     * the process, are safe.
      */
     private static final VarHandle PAGE_BYTE = ValueLayout.JAVA_BYTE.varHandle();
 
@@ -81,6 +83,24 @@ final class MappedFile implements AutoCloseable {
         } catch (InternalError fault) { // "a fault occurred in an unsafe memory access"
             throw new TransportException(-1, "shm: " + dir + " is full: rank " + rank + " got no memory for "
                     + what.get() + " (raise the tmpfs size, e.g. docker --shm-size, or set RDMA4J_SHM_DIR)", fault);
+        }
+    }
+
+    private static final int MADV_REMOVE = 9; // Linux: frees the pages and the file's memory behind them
+
+    /**
+     * Gives the memory of the whole pages inside {@code range} back to the file system: the
+     * file gets holes there, in every process's mapping of it, and its size stays. Best effort:
+     * where madvise fails the memory simply stays. A page given back reads as zeros and gets
+     * memory again when next touched, so whoever reuses the range backs it again first ({@link
+     * #backWithMemory}).
+     */
+    static void giveBackMemory(MemorySegment range) {
+        long page = LibC.pageSize();
+        long from = ShmLayout.align(range.address(), page);
+        long to = (range.address() + range.byteSize()) & -page;
+        if (to > from) {
+            LibC.madvise(from, to - from, MADV_REMOVE);
         }
     }
 

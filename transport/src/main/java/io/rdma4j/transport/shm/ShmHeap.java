@@ -1,5 +1,6 @@
 package io.rdma4j.transport.shm;
 
+import io.rdma4j.nativesupport.internal.LibC;
 import io.rdma4j.transport.TransportException;
 
 import java.io.IOException;
@@ -7,12 +8,15 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * This rank's remotely accessible memory: slab files in the shm directory, carved into buffers
  * that are published in the {@link RegionTable}. Slabs are sparse files of {@link #SLAB_BYTES}
  * (or one dedicated slab for a larger buffer); they stay mapped until the transport closes, so a
- * peer that still holds an old descriptor can never fault on an unmapped page of ours.
+ * peer that still holds an old descriptor can never fault on an unmapped page of ours. A freed
+ * buffer's whole pages go back to the file system (holes in the slab file), so memory that a job
+ * frees is free in /dev/shm again, not held until the transport closes.
  */
 final class ShmHeap implements AutoCloseable {
     static final long SLAB_BYTES = 64L << 20;
@@ -87,7 +91,15 @@ final class ShmHeap implements AutoCloseable {
         table.clear(buffer.regionIndex);
         live[buffer.regionIndex] = null;
         freeIndices[freeCount++] = buffer.regionIndex;
-        allocators.get(buffer.slab).free(buffer.address, buffer.reserved);
+        Map.Entry<Long, Long> run = allocators.get(buffer.slab).free(buffer.address, buffer.reserved);
+        // The pages the free run now covers whole, around the buffer: a page shared with a live
+        // neighbour keeps its memory.
+        long page = LibC.pageSize();
+        long from = Math.max(run.getKey(), buffer.address & -page);
+        long to = Math.min(run.getKey() + run.getValue(), ShmLayout.align(buffer.address + buffer.reserved, page));
+        if (to > from) {
+            MappedFile.giveBackMemory(slabs.get(buffer.slab).segment().asSlice(from, to - from));
+        }
     }
 
     /** The live buffer whose memory contains {@code segment}, or null. */

@@ -40,7 +40,8 @@ final class SlabAllocator {
         return -1;
     }
 
-    void free(long offset, long bytes) {
+    /** Frees the range; returns the free run that now holds it (merged with free neighbours) as offset and length. */
+    Map.Entry<Long, Long> free(long offset, long bytes) {
         if (offset < 0 || bytes < 0 || offset + bytes > capacity) {
             throw new IllegalArgumentException("range [" + offset + ", +" + bytes + ") outside slab of " + capacity);
         }
@@ -62,6 +63,7 @@ final class SlabAllocator {
             end += free.remove(after);
         }
         free.put(start, end - start);
+        return Map.entry(start, end - start);
     }
 
     /** Bytes currently free (for tests and diagnostics). */

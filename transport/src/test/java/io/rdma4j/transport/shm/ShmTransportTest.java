@@ -725,6 +725,35 @@ class ShmTransportTest {
         }
     }
 
+    /**
+     * A freed buffer's memory goes back to the shm directory (holes in its slab file) instead of
+     * staying there until the transport closes; the neighbours sharing its first and last page
+     * keep their bytes, and the space when reused gets memory again.
+     */
+    @Test
+    void aFreedBufferGivesItsMemoryBackToTheShmDirectory() throws Exception {
+        long bytes = 16L << 20;
+        try (ShmTransport t = group.transport(0, 1)) {
+            RegisteredBuffer before = t.allocate(100);
+            long base = allocatedKiB(group.shmDir);
+            RegisteredBuffer big = t.allocate(bytes);
+            RegisteredBuffer after = t.allocate(100);
+            before.segment().fill((byte) 1);
+            after.segment().fill((byte) 2);
+            long grown = allocatedKiB(group.shmDir) - base;
+            assertTrue(grown >= bytes >> 10, "the buffer took " + grown + " KiB");
+            RemoteBuffer freed = big.remote();
+            big.close();
+            long kept = allocatedKiB(group.shmDir) - base;
+            assertTrue(kept < 1024, "the freed buffer still holds " + kept + " KiB of the shm directory");
+            assertEquals(-1, before.segment().mismatch(MemorySegment.ofArray(new byte[100]).fill((byte) 1)));
+            assertEquals(-1, after.segment().mismatch(MemorySegment.ofArray(new byte[100]).fill((byte) 2)));
+            RegisteredBuffer again = t.allocate(bytes);
+            assertEquals(freed.address(), again.remote().address(), "the space is reused");
+            assertTrue(allocatedKiB(group.shmDir) - base >= bytes >> 10, "and backed again");
+        }
+    }
+
     @Test
     void filesOfDeadProcessesAreReapedAtStart() throws Exception {
         Process p = new ProcessBuilder("true").start();
