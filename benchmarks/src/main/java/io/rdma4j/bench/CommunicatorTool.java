@@ -29,7 +29,7 @@ abstract class CommunicatorTool {
     CommunicatorTool(String tool, int defaultRanks, String usage) {
         this.tool = tool;
         this.ranks = defaultRanks;
-        this.usage = "usage: bin/rdma4j " + tool + " [--ranks N] [-t shm|tcp|verbs] " + usage;
+        this.usage = "usage: bin/rdma4j " + tool + " [--ranks N] [-t shm|tcp|verbs|auto] " + usage;
     }
 
     /** Takes one of the tool's own options; throws {@link IllegalArgumentException} for a bad or unknown one. */

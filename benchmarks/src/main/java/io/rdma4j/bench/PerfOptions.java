@@ -40,7 +40,7 @@ public final class PerfOptions {
     public int root;
     /** null: the policy decides. */
     public Algorithm algorithm;
-    /** tcp, shm, auto; null: RDMA4J_TRANSPORT or auto. */
+    /** shm, tcp, verbs, auto; null: RDMA4J_TRANSPORT or auto. */
     public String transport;
     /** Local ranks to launch; 0: join the job described by the environment. */
     public int ranks;
@@ -313,7 +313,7 @@ public final class PerfOptions {
                   -r, --root R            root of broadcast (default 0)
                   -a, --algo A            allreduce algorithm: ring tree rhd twohop window auto (default auto;
                                           sets RDMA4J_ALGO)
-                  -t, --transport T       shm tcp auto (default: RDMA4J_TRANSPORT, else auto)
+                  -t, --transport T       shm tcp verbs auto (default: RDMA4J_TRANSPORT, else auto)
                   -p, --placement P       out, in or both (default both: out-of-place and in-place columns)
                   --ranks N               launch N local ranks as separate JVMs (default 2 when the
                                           environment names no job); without it, and with RANK and

@@ -4,6 +4,7 @@ import io.rdma4j.transport.TransportConfig.Provider;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.BiFunction;
 
 /**
  * Tunables of a communicator, settable by builder and by environment variables:
@@ -89,43 +90,57 @@ public record CollectiveOptions(Duration timeout, int chunkBytes, int window, in
         return new CollectiveOptions(timeout, c, w, channels, algorithm, stallCheck);
     }
 
-    /** Defaults overridden by the RDMA4J_* variables present in {@code env}. */
+    /**
+     * Defaults overridden by the RDMA4J_* variables present in {@code env}; a value out of its
+     * range (0 included: unset is how a variable leaves chunk and window to the transport) is
+     * refused with a message that names the variable.
+     */
     public static CollectiveOptions fromEnvironment(Map<String, String> env) {
         CollectiveOptions o = defaults();
-        String v;
-        if ((v = env.get("RDMA4J_ALGO")) != null && !v.isBlank()) {
-            o = o.withAlgorithm(Algorithm.parse(v));
-        }
-        if ((v = env.get("RDMA4J_TIMEOUT_MS")) != null && !v.isBlank()) {
-            o = o.withTimeout(Duration.ofMillis(parse("RDMA4J_TIMEOUT_MS", v)));
-        }
-        if ((v = env.get("RDMA4J_CHUNK_BYTES")) != null && !v.isBlank()) {
-            o = o.withChunkBytes(parseInt("RDMA4J_CHUNK_BYTES", v));
-        }
-        if ((v = env.get("RDMA4J_WINDOW")) != null && !v.isBlank()) {
-            o = o.withWindow(parseInt("RDMA4J_WINDOW", v));
-        }
-        if ((v = env.get("RDMA4J_CHANNELS")) != null && !v.isBlank()) {
-            o = o.withChannels(parseInt("RDMA4J_CHANNELS", v));
-        }
+        o = set(env, "RDMA4J_ALGO", o, (b, v) -> b.withAlgorithm(Algorithm.parse(v)));
+        o = set(env, "RDMA4J_TIMEOUT_MS", o, (b, v) -> b.withTimeout(Duration.ofMillis(parseLong(v))));
+        o = set(env, "RDMA4J_CHUNK_BYTES", o, (b, v) -> b.withChunkBytes(notTransportDefault(parseInt(v))));
+        o = set(env, "RDMA4J_WINDOW", o, (b, v) -> b.withWindow(notTransportDefault(parseInt(v))));
+        o = set(env, "RDMA4J_CHANNELS", o, (b, v) -> b.withChannels(parseInt(v)));
         return o;
     }
 
+    /** {@code options} with variable {@code name} of {@code env} applied, if set and not blank. */
+    private static CollectiveOptions set(Map<String, String> env, String name, CollectiveOptions options,
+                                         BiFunction<CollectiveOptions, String, CollectiveOptions> apply) {
+        String v = env.get(name);
+        if (v == null || v.isBlank()) {
+            return options;
+        }
+        try {
+            return apply.apply(options, v.trim());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(name + "=" + v.trim() + ": " + e.getMessage(), e);
+        }
+    }
+
     /** An int setting; a value beyond int is refused here rather than wrapped into a valid-looking one. */
-    private static int parseInt(String name, String v) {
-        long value = parse(name, v);
+    private static int parseInt(String v) {
+        long value = parseLong(v);
         if (value != (int) value) {
-            throw new IllegalArgumentException(name + " is out of range: " + v.trim());
+            throw new IllegalArgumentException("out of range");
         }
         return (int) value;
     }
 
-    private static long parse(String name, String v) {
+    private static long parseLong(String v) {
         try {
-            return Long.parseLong(v.trim());
+            return Long.parseLong(v);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + " must be an integer, got '" + v + "'");
+            throw new IllegalArgumentException("not an integer");
         }
+    }
+
+    private static int notTransportDefault(int value) {
+        if (value == TRANSPORT_DEFAULT) {
+            throw new IllegalArgumentException("0 is not a size (leave the variable unset for the transport's default)");
+        }
+        return value;
     }
 
     public CollectiveOptions withTimeout(Duration t) {

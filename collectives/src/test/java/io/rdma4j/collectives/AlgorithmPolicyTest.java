@@ -152,7 +152,16 @@ class AlgorithmPolicyTest {
         // 2^32 + 64 would wrap to a valid-looking 64 if cast
         e = assertThrows(IllegalArgumentException.class,
                 () -> CollectiveOptions.fromEnvironment(Map.of("RDMA4J_CHUNK_BYTES", "4294967360")));
-        assertEquals("RDMA4J_CHUNK_BYTES is out of range: 4294967360", e.getMessage());
+        assertEquals("RDMA4J_CHUNK_BYTES=4294967360: out of range", e.getMessage());
+        // every refusal names its variable, range checks and a 0 (which would silently mean the transport's default) included
+        for (Map.Entry<String, String> bad : java.util.List.of(Map.entry("RDMA4J_CHUNK_BYTES", "0"),
+                Map.entry("RDMA4J_CHUNK_BYTES", "100"), Map.entry("RDMA4J_WINDOW", "0"), Map.entry("RDMA4J_WINDOW", "65"),
+                Map.entry("RDMA4J_CHANNELS", "17"), Map.entry("RDMA4J_TIMEOUT_MS", "-5"))) {
+            e = assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.fromEnvironment(Map.ofEntries(bad)));
+            assertTrue(e.getMessage().startsWith(bad.getKey() + "=" + bad.getValue() + ": "), e.getMessage());
+        }
+        e = assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.fromEnvironment(Map.of("RDMA4J_ALGO", "x")));
+        assertTrue(e.getMessage().startsWith("RDMA4J_ALGO=x: unknown allreduce algorithm"), e.getMessage());
     }
 
     @Test

@@ -46,6 +46,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                                    %d on several)
               --job-token T        the job's secret (RDMA4J_JOB_TOKEN; required on several nodes, the same on all)
               --main-class CLASS   run CLASS on this JVM's java with --enable-native-access=ALL-UNNAMED
+                                   and --add-modules=jdk.incubator.vector
               --classpath CP       class path for --main-class (default: this JVM's)
               --java-opt OPT       extra JVM option for --main-class (repeatable)
               --grace-period S     seconds between SIGTERM and SIGKILL when stopping ranks (default 10)

@@ -15,7 +15,7 @@ import java.util.function.Consumer;
  *
  * <pre>
  * RDMA4J_TRANSPORT            verbs | shm | tcp | auto (default auto)
- * RDMA4J_IB_HCA               device name, e.g. mlx5_0 or rxe0 (default: first usable)
+ * RDMA4J_IB_HCA               device name, e.g. mlx5_0 or rxe0 (default: the first libibverbs lists)
  * RDMA4J_IB_PORT              port number (default 1)
  * RDMA4J_IB_GID_INDEX         GID index, -1 picks a RoCE v2 IPv4 GID (default -1)
  * RDMA4J_IB_QPS_PER_CONNECTION queue pairs per connection, messages striped over them (default 1)
@@ -29,8 +29,9 @@ import java.util.function.Consumer;
  * RDMA4J_BATCH_SIZE           work requests per doorbell batch (default 32)
  * RDMA4J_IDLE_STRATEGY        busy-spin | yield | backoff (default backoff)
  * RDMA4J_HUGE_PAGES           true | false: buffer pool on 2 MiB pages (default false)
- * RDMA4J_PROGRESS_THREAD      true | false: a busy-polling completion thread per device, in addition
- *                             to the progress callers drive (verbs; default false)
+ * RDMA4J_PROGRESS_THREAD      true | false: a completion-polling thread per transport (it idles per
+ *                             RDMA4J_IDLE_STRATEGY), in addition to the progress callers drive
+ *                             (verbs; default false)
  * RDMA4J_PROGRESS_CPU         CPU that completion thread is pinned to, -1 = not pinned (default -1)
  * RDMA4J_TIMEOUT_MS           connection and operation timeout in ms (default 60000)
  * RDMA4J_MAX_REQUESTS         outstanding requests per transport (default 4096)
