@@ -19,7 +19,7 @@ final class CachedRegistration extends ShmRegistration {
         super(transport, segment);
         this.region = region;
         this.remote = region == null ? null : new RemoteBuffer(transport.rank(), slabAddressIn(region, segment),
-                segment.byteSize(), region.key, region.remote().name());
+                segment.byteSize(), region.key, region.descriptor().name());
     }
 
     private static long slabAddressIn(ShmBuffer region, MemorySegment s) {
@@ -37,6 +37,7 @@ final class CachedRegistration extends ShmRegistration {
             throw new UnsupportedOperationException("segment at 0x" + Long.toHexString(segment.address())
                     + " is private memory; peers can only target buffers from ShmTransport.allocate()");
         }
+        region.expose();
         return remote;
     }
 
@@ -56,7 +57,7 @@ final class CachedRegistration extends ShmRegistration {
             return "registered segment at 0x" + Long.toHexString(segment.address()) + " was freed (its arena is closed)";
         }
         if (region != null && region.isClosed()) {
-            return "registered segment lies in closed shm buffer " + region.remote();
+            return "registered segment lies in closed shm buffer " + region.descriptor();
         }
         return null;
     }

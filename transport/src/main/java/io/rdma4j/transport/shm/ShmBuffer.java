@@ -18,6 +18,8 @@ final class ShmBuffer extends ShmRegistration {
     final long key;
     private final RemoteBuffer remote;
     private boolean closed;
+    /** Whether its descriptor went out to the caller ({@link #remote()}), who may hand it to peers. */
+    private volatile boolean exposed;
 
     ShmBuffer(ShmTransport transport, MemorySegment segment, int slab, String slabName, long address, long reserved,
               int regionIndex, long key) {
@@ -37,7 +39,25 @@ final class ShmBuffer extends ShmRegistration {
 
     @Override
     public RemoteBuffer remote() {
+        exposed = true;
         return remote;
+    }
+
+    /** The descriptor, for this package's own use: not handed out, so not {@link #exposed()}. */
+    RemoteBuffer descriptor() {
+        return remote;
+    }
+
+    void expose() {
+        exposed = true;
+    }
+
+    /**
+     * Whether peers may hold this buffer's descriptor: they can write or read it with a one-sided
+     * operation at any time, so freeing it cannot know that no copy into it is still running.
+     */
+    boolean exposed() {
+        return exposed;
     }
 
     @Override

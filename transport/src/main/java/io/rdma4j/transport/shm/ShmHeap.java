@@ -16,7 +16,8 @@ import java.util.Map;
  * (or one dedicated slab for a larger buffer); they stay mapped until the transport closes, so a
  * peer that still holds an old descriptor can never fault on an unmapped page of ours. A freed
  * buffer's whole pages go back to the file system (holes in the slab file), so memory that a job
- * frees is free in /dev/shm again, not held until the transport closes.
+ * frees is free in /dev/shm again, not held until the transport closes (unless peers may still
+ * copy into it: {@link ShmTransport#free}).
  */
 final class ShmHeap implements AutoCloseable {
     static final long SLAB_BYTES = 64L << 20;
@@ -83,7 +84,8 @@ final class ShmHeap implements AutoCloseable {
         return buffer;
     }
 
-    void free(ShmBuffer buffer) {
+    /** Frees the buffer's region; {@code giveBack}: its whole pages go back to the file system too. */
+    void free(ShmBuffer buffer, boolean giveBack) {
         if (live[buffer.regionIndex] != buffer) {
             return;
         }
@@ -92,6 +94,9 @@ final class ShmHeap implements AutoCloseable {
         live[buffer.regionIndex] = null;
         freeIndices[freeCount++] = buffer.regionIndex;
         Map.Entry<Long, Long> run = allocators.get(buffer.slab).free(buffer.address, buffer.reserved);
+        if (!giveBack) {
+            return;
+        }
         // The pages the free run now covers whole, around the buffer: a page shared with a live
         // neighbour keeps its memory.
         long page = LibC.pageSize();

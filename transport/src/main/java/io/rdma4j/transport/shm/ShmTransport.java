@@ -356,9 +356,11 @@ public final class ShmTransport implements Transport {
         }
         long from = buffer.segment().address();
         long to = from + buffer.segment().byteSize();
+        boolean pendingOnIt = false;
         for (int s = 0; s < requests.capacity; s++) {
             MemorySegment m = requests.segment[s];
             if (requests.pending(s) && m != null && m.address() < to && from < m.address() + m.byteSize()) {
+                pendingOnIt = true;
                 ShmConnection c = connections[requests.peer[s]];
                 TransportException unpaired = requests.closedUnderPending(s);
                 if (c != null) {
@@ -368,7 +370,11 @@ public final class ShmTransport implements Transport {
                 }
             }
         }
-        heap.free(buffer);
+        // A peer may still be copying into memory that a pending request or a handed-out
+        // descriptor let it target: such a buffer keeps its pages, which a late copy then
+        // finds backed, rather than faulting new ones in (a SIGBUS in a peer's memmove on a
+        // full tmpfs).
+        heap.free(buffer, !pendingOnIt && !buffer.exposed());
     }
 
     // ---------------------------------------------------------------- internals
