@@ -353,7 +353,7 @@ final class ShmConnection implements Connection {
         if (immediate != NO_IMMEDIATE && (immediate < 0 || immediate > 0xFFFF_FFFFL)) {
             throw new IllegalArgumentException("immediate " + immediate + " is not an unsigned 32-bit value");
         }
-        checkOpen();
+        checkHealthy(); // a closed peer's regions still resolve: its table is not cleared at close
         MemorySegment dst = resolve(target, targetOffset, length, "write");
         int slot = acquire(RequestTable.WRITE, 0, src.segment, sourceOffset, length);
         requests.remote[slot] = dst;
@@ -370,7 +370,7 @@ final class ShmConnection implements Connection {
         ShmRegistration dst = transport.usable(target, "read target");
         checkRange(dst, targetOffset, length, "read");
         TransportState.checkWritable(dst.segment, "read target");
-        checkOpen();
+        checkHealthy();
         MemorySegment src = resolve(source, sourceOffset, length, "read");
         int slot = acquire(RequestTable.READ, 0, dst.segment, targetOffset, length);
         requests.remote[slot] = src;

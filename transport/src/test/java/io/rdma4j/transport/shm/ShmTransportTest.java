@@ -287,6 +287,31 @@ class ShmTransportTest {
         closeAll(new ShmTransport[] {a, b});
     }
 
+    /**
+     * A one-sided write or read to a peer that closed its transport fails naming the peer: the
+     * closed peer's regions still resolve (its files are gone, its mappings of ours too), so
+     * the copy would land in memory nobody reads, or read what nobody writes, and report success.
+     */
+    @Test
+    void oneSidedOperationsToAClosedPeerFailNamingIt() {
+        ShmTransport a = group.transport(0, 2);
+        ShmTransport b = group.transport(1, 2);
+        Connection ab = a.connection(1);
+        b.connection(0);
+        RegisteredBuffer window = b.allocate(64);
+        RemoteBuffer remote = window.remote();
+        RegisteredBuffer local = a.allocate(64);
+        assertEquals(64, a.await(ab.write(local, 0, remote, 0, 64, Connection.NO_IMMEDIATE), TIMEOUT_NANOS));
+        b.close();
+        TransportException w = assertThrows(TransportException.class,
+                () -> a.await(ab.write(local, 0, remote, 0, 64, Connection.NO_IMMEDIATE), TIMEOUT_NANOS));
+        assertEquals(1, w.peer());
+        assertTrue(w.getMessage().contains("closed its transport"), w.getMessage());
+        TransportException r = assertThrows(TransportException.class, () -> a.await(ab.read(local, 0, remote, 0, 64), TIMEOUT_NANOS));
+        assertEquals(1, r.peer());
+        a.close();
+    }
+
     @Test
     void allToAllAmongFourRanks() throws Exception {
         int size = 4;
