@@ -51,13 +51,21 @@ public final class Transports {
         boolean oneHost = true;
         String host = mine.substring(mine.indexOf(' ') + 1);
         for (int r = 0; r < size; r++) {
-            String theirs = r == rank ? mine
-                    : new String(store.get(CAPABILITY_KEY + r, config.timeout()), StandardCharsets.UTF_8);
+            String theirs = r == rank ? mine : capabilityOf(store, r, config);
             allVerbs &= theirs.startsWith("verbs ");
             oneHost &= theirs.substring(theirs.indexOf(' ') + 1).equals(host);
         }
         return allVerbs ? TransportConfig.Provider.VERBS
                 : oneHost ? TransportConfig.Provider.SHM : TransportConfig.Provider.TCP;
+    }
+
+    private static String capabilityOf(Store store, int r, TransportConfig config) {
+        try {
+            return new String(store.get(CAPABILITY_KEY + r, config.timeout()), StandardCharsets.UTF_8);
+        } catch (TransportTimeoutException e) {
+            throw new TransportTimeoutException(r, "rank " + r + " did not say which transports it can use within "
+                    + config.timeout().toMillis() + " ms (has it started?): " + e.getMessage());
+        }
     }
 
     /**

@@ -35,6 +35,17 @@ class TransportsTest {
                 .endsWith(Transports.hostIdentity()), "every rank publishes its own host");
     }
 
+    /** A rank that never publishes what it can use: the wait ends at the timeout and names it. */
+    @Test
+    void theAutomaticChoiceNamesTheRankThatNeverSaidWhatItCanUse() {
+        Store store = new FileStore(dir);
+        store.set("rdma4j/transport/capability/1", ("noverbs " + Transports.hostIdentity()).getBytes(StandardCharsets.UTF_8));
+        TransportConfig config = TransportConfig.builder().timeout(java.time.Duration.ofMillis(300)).build();
+        TransportTimeoutException e = assertThrows(TransportTimeoutException.class, () -> Transports.choose(config, store, 0, 3));
+        assertEquals(2, e.peer());
+        assertTrue(e.getMessage().startsWith("rank 2 did not say which transports it can use within 300 ms"), e.getMessage());
+    }
+
     @Test
     void explicitProvidersAndBadRanks() {
         Store store = new FileStore(dir);

@@ -22,6 +22,8 @@ import java.util.Map;
 final class ShmHeap implements AutoCloseable {
     static final long SLAB_BYTES = 64L << 20;
     private static final long LARGE_ALIGNMENT = 2L << 20;
+    /** Larger than any file system holds, and small enough that aligning it cannot overflow. */
+    static final long MAX_BYTES = 1L << 50;
 
     private final ShmTransport transport;
     private final ShmFiles files;
@@ -47,8 +49,8 @@ final class ShmHeap implements AutoCloseable {
     }
 
     ShmBuffer allocate(long bytes) {
-        if (bytes < 0) {
-            throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
+        if (bytes < 0 || bytes > MAX_BYTES) {
+            throw new IllegalArgumentException("cannot allocate " + bytes + " bytes (0.." + MAX_BYTES + ")");
         }
         if (freeCount == 0) {
             throw new TransportException(-1, "shm: all " + live.length + " regions of rank " + transport.rank()

@@ -323,7 +323,9 @@ public final class ShmTransport implements Transport {
         Throwable cause = abortCause;
         if (cause != null) {
             applyAbort();
-            throw new TransportException(-1, "shm transport of rank " + rank + " was aborted: " + cause, cause);
+            // the peer the abort blamed, as the TCP provider names it
+            throw new TransportException(cause instanceof TransportException te ? te.peer() : -1,
+                    "shm transport of rank " + rank + " was aborted: " + cause, cause);
         }
     }
 

@@ -4,6 +4,7 @@ import io.rdma4j.transport.SharedWindow;
 import io.rdma4j.transport.TransportException;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 
 /**
  * The {@link SharedWindow} of an {@link ShmTransport}: a page-aligned range of each rank's control
@@ -57,14 +58,23 @@ final class ShmWindow implements SharedWindow {
         if (!Futex.available()) {
             return false;
         }
-        Futex.await(peer(peer).address() + offset, value, nanos);
+        Futex.await(peer(peer).address() + checkWord(offset), value, nanos);
         return true;
     }
 
     @Override
     public void wake(long offset) {
         if (Futex.available()) {
-            Futex.wakeAll(local.address() + offset);
+            Futex.wakeAll(local.address() + checkWord(offset));
         }
+    }
+
+    /** A futex word must be an aligned int of the window: any other address is another part of the mapping, or none. */
+    private long checkWord(long offset) {
+        Objects.checkFromIndexSize(offset, Integer.BYTES, local.byteSize());
+        if ((offset & (Integer.BYTES - 1)) != 0) {
+            throw new IllegalArgumentException("window offset " + offset + " of a futex word is not 4-byte aligned");
+        }
+        return offset;
     }
 }

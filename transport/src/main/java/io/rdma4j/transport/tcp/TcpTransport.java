@@ -331,7 +331,12 @@ public final class TcpTransport implements Transport {
         try {
             SocketChannel ch;
             while ((ch = listener.accept()) != null) {
-                ch.configureBlocking(false);
+                try {
+                    ch.configureBlocking(false);
+                } catch (IOException e) {
+                    ch.close(); // neither a handshake nor closed: its descriptor would stay open
+                    throw e;
+                }
                 handshakes.add(new Handshake(ch, System.nanoTime() + config.timeoutNanos()));
                 work++;
             }

@@ -682,8 +682,36 @@ class ShmTransportTest {
         w0.wake(word);
         long took = sleeper.get(30, java.util.concurrent.TimeUnit.SECONDS);
         assertTrue(took < longSleep / 4, "the sleeper waited " + took + " ns: the wake did not reach it");
+        // a word outside the window, or not an aligned int, is no futex word of it
+        assertThrows(IndexOutOfBoundsException.class, () -> w1.sleepWhile(0, w0.byteSize(), 0, 1_000_000));
+        assertThrows(IndexOutOfBoundsException.class, () -> w0.wake(-4));
+        assertThrows(IllegalArgumentException.class, () -> w0.wake(word + 2));
         t[0].close();
         t[1].close();
+    }
+
+    /** After an abort that blames a peer, every refusal names that peer, as the TCP provider's do. */
+    @Test
+    void refusalsAfterAnAbortNameThePeerItBlamed() {
+        try (ShmTransport t = group.transport(0, 1)) {
+            t.abort(new TransportException(3, "rank 3 is gone"));
+            TransportException e = assertThrows(TransportException.class, () -> t.allocate(64));
+            assertEquals(3, e.peer());
+            assertTrue(e.getMessage().contains("was aborted"), e.getMessage());
+        }
+    }
+
+    /** A size whose alignment would overflow is refused before the slab allocator sees it, which stays whole. */
+    @Test
+    void anAllocationTooLargeForAnyFileSystemIsRefusedAndLeavesTheHeapUsable() {
+        try (ShmTransport t = group.transport(0, 1)) {
+            RegisteredBuffer first = t.allocate(100);
+            assertThrows(IllegalArgumentException.class, () -> t.allocate(Long.MAX_VALUE - 10));
+            RegisteredBuffer next = t.allocate(100);
+            first.close();
+            next.close();
+            assertEquals(first.segment().address(), t.allocate(100).segment().address(), "the slab's space is whole again");
+        }
     }
 
     @Test
