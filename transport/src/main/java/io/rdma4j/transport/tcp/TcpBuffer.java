@@ -65,6 +65,13 @@ final class TcpBuffer implements RegisteredBuffer {
         return segment;
     }
 
+    /** Whether this registration's memory and {@code other}'s share a byte (a view and the buffer it is in, say). */
+    boolean overlaps(TcpBuffer other) {
+        long a = segment.address();
+        long b = other.segment.address();
+        return a < b + other.segment.byteSize() && b < a + segment.byteSize();
+    }
+
     @Override
     public boolean remotelyAccessible() {
         return remote;

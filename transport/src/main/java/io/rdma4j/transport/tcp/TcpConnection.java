@@ -179,6 +179,9 @@ final class TcpConnection implements Connection {
     private int ctsCount;
 
     private final LongRing immediates = new LongRing(16);
+    /** Reads failed locally whose response may still come ({@link #abandonRead}); rare, so searched linearly. */
+    private long[] abandonedReads = new long[4];
+    private int abandonedCount;
     /** The rank whose loss the peer reported in its last frame before it closed (FAULT), or -1. */
     int peerLost = -1;
 
@@ -359,9 +362,43 @@ final class TcpConnection implements Connection {
         return immediates.isEmpty() ? NO_IMMEDIATE : immediates.poll();
     }
 
-    /** Whether a payload of {@code b} is half-way through this connection's stream. */
+    /** Whether a payload of {@code b}'s memory is half-way through this connection's stream. */
     boolean uses(TcpBuffer b) {
-        return (writeRemaining > 0 && writeBuffer == b) || (readRemaining > 0 && readBuffer == b);
+        return (writeRemaining > 0 && writeBuffer.overlaps(b)) || (readRemaining > 0 && readBuffer.overlaps(b));
+    }
+
+    /**
+     * {@code b} is being freed: a read's response half-way into its memory goes on into the sink
+     * instead (the read has failed), so the stream can continue.
+     */
+    void divertReadFrom(TcpBuffer b) {
+        if (readRemaining > 0 && readType == Frame.READ_RESP && readBuffer.overlaps(b)) {
+            readType = DISCARDED;
+            readBuffer = keptSlot(EAGER_WINDOW);
+            readOffset = 0;
+        }
+    }
+
+    /**
+     * The read {@code id} failed locally (its target was freed) after its request may have
+     * gone out: its response, when it comes, is read into the sink and dropped.
+     */
+    void abandonRead(long id) {
+        if (abandonedCount == abandonedReads.length) {
+            abandonedReads = java.util.Arrays.copyOf(abandonedReads, abandonedCount * 2);
+        }
+        abandonedReads[abandonedCount++] = id;
+    }
+
+    /** Whether {@code id} was an abandoned read (and is no longer, from here on). */
+    private boolean forgetAbandoned(long id) {
+        for (int i = 0; i < abandonedCount; i++) {
+            if (abandonedReads[i] == id) {
+                abandonedReads[i] = abandonedReads[--abandonedCount];
+                return true;
+            }
+        }
+        return false;
     }
 
     boolean hasOutput() {
@@ -519,6 +556,8 @@ final class TcpConnection implements Connection {
                 int s = requests.slot(id, RequestTable.READ, peer, RequestTable.ACTIVE);
                 if (s >= 0) {
                     header(Frame.READ_REQ, 0, requests.remoteId[s], requests.remoteOffset[s], requests.length[s], id);
+                } else {
+                    forgetAbandoned(id); // failed before its request went out: no response will come
                 }
             }
             case Frame.READ_RESP -> {
@@ -549,12 +588,15 @@ final class TcpConnection implements Connection {
             if (readRemaining > 0) {
                 int available = inLimit - inPos;
                 long moved;
+                // as much as the target holds from readOffset: all of it, but for a discarded
+                // payload larger than the sink, which wraps around
+                long room = Math.min(readRemaining, readBuffer.segment().byteSize() - readOffset);
                 if (available > 0) {
-                    moved = Math.min(available, readRemaining);
+                    moved = Math.min(available, room);
                     MemorySegment.copy(inputSegment, inPos, readBuffer.segment(), readOffset, moved);
                     inPos += (int) moved;
                 } else if (readRemaining >= DIRECT_READ_MIN) {
-                    ByteBuffer target = readBuffer.view(readOffset, readRemaining);
+                    ByteBuffer target = readBuffer.view(readOffset, room);
                     int start = target.position();
                     if (channel.read(target) < 0) {
                         throw new EOFException("connection closed by peer");
@@ -574,6 +616,8 @@ final class TcpConnection implements Connection {
                 readRemaining -= moved;
                 if (readRemaining == 0) {
                     payloadDone();
+                } else if (readOffset == readBuffer.segment().byteSize()) {
+                    readOffset = 0; // the sink, full: a target proper never ends before its payload
                 }
             } else if (inLimit - inPos >= Frame.HEADER) {
                 int p = inPos;
@@ -696,6 +740,10 @@ final class TcpConnection implements Connection {
             }
             case Frame.READ_RESP -> {
                 int s = requests.slot(a, RequestTable.READ, peer, RequestTable.ACTIVE);
+                if (s < 0 && b >= 0 && forgetAbandoned(a)) {
+                    startPayload(DISCARDED, NONE, keptSlot(EAGER_WINDOW), 0, b, 0);
+                    return;
+                }
                 if (s < 0) {
                     throw violation("a read response for no read posted to it");
                 }
@@ -713,6 +761,9 @@ final class TcpConnection implements Connection {
             }
             case Frame.READ_ERR -> {
                 int s = requests.slot(a, RequestTable.READ, peer, RequestTable.ACTIVE);
+                if (s < 0 && forgetAbandoned(a)) {
+                    return;
+                }
                 if (s < 0) {
                     throw violation("a read error for no read posted to it");
                 }
@@ -809,6 +860,9 @@ final class TcpConnection implements Connection {
             }
         } catch (IOException ignored) {
             // the peer is gone too: it needs no explanation
+        } catch (RuntimeException unwritable) {
+            // the payload in progress comes from memory freed under it: the frame cannot follow
+            // it, and the caller fails this connection next
         }
     }
 

@@ -165,14 +165,22 @@ public final class TcpTransport implements Transport {
         return b;
     }
 
-    /** Frees an allocated buffer, failing the requests that still use it. */
+    /**
+     * Frees an allocated buffer, failing the requests that still use its memory (through it or
+     * through a registered view of it). A read whose request went out is abandoned: its response
+     * is read and dropped when it comes, instead of reading as a response to no read.
+     */
     synchronized void release(TcpBuffer b) {
         if (b.closed) {
             return;
         }
         for (int s = 0; s < requests.capacity; s++) {
-            if (requests.buffer[s] == b && requests.pending(s)) {
+            if (requests.pending(s) && requests.buffer[s] != null && requests.buffer[s].overlaps(b)) {
                 TcpConnection c = connections[requests.peer[s]];
+                if (requests.kind[s] == RequestTable.READ && requests.state[s] == RequestTable.ACTIVE && c != null
+                        && c.failure == null) {
+                    c.abandonRead(requests.id(s)); // its response has not started coming in
+                }
                 TransportException unpaired = requests.twoSided(s) ? requests.closedUnderPending(s) : null;
                 requests.fail(s, new TransportException(requests.peer[s], requests.describe(s)
                         + " failed: its buffer was closed"));
@@ -181,8 +189,12 @@ public final class TcpTransport implements Transport {
                 }
             }
         }
-        // A payload of this buffer may be half-way through a socket; that stream cannot continue.
+        // A payload of this buffer may be half-way through a socket; that stream cannot continue
+        // (a read's response coming in is dropped instead: abandonRead).
         for (TcpConnection c : connections) {
+            if (c != null) {
+                c.divertReadFrom(b);
+            }
             if (c != null && c.failure == null && c.uses(b)) {
                 failFromHere(c, new TransportException(c.peer, "a buffer in transfer to or from peer " + c.peer + " was closed"));
             }
@@ -399,6 +411,9 @@ public final class TcpTransport implements Transport {
         if (tb.closed) {
             throw new IllegalStateException(what + " buffer is closed: " + b);
         }
+        if (!tb.segment().scope().isAlive()) {
+            throw new IllegalStateException(what + " buffer's memory was freed (its arena is closed): " + b);
+        }
         TransportState.checkRange(offset, length, tb.segment().byteSize(), what);
         return tb;
     }
@@ -561,6 +576,13 @@ public final class TcpTransport implements Transport {
      */
     private void lost(TcpConnection c, Throwable cause) {
         if (c.failure != null) {
+            return;
+        }
+        if (cause instanceof IllegalStateException || cause instanceof WrongThreadException) {
+            // this side's memory, freed (or confined to another thread) under a transfer: the
+            // stream cannot go on, and the fault is not the peer's
+            failFromHere(c, new TransportException(c.peer, "rank " + rank + " could not go on with a transfer to or from"
+                    + " peer " + c.peer + ": the memory of one of its buffers became inaccessible (" + cause + ")", cause));
             return;
         }
         int culprit = c.peerLost >= 0 && c.peerLost != rank ? c.peerLost : c.peer;

@@ -121,6 +121,63 @@ class TcpTransportLifecycleTest {
     }
 
     /**
+     * A one-sided read whose target is closed while its response is on the way fails, and the
+     * response, when it comes, is dropped: the connection goes on (it read as a response to no
+     * read, a protocol violation that broke the connection and blamed the peer).
+     */
+    @Test
+    void aReadWhoseTargetIsClosedFailsAndLeavesTheConnectionUsable() throws Exception {
+        int bytes = 4 << 20;
+        long timeout = Duration.ofSeconds(20).toNanos();
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.connectAll(Duration.ofSeconds(20));
+            Transport t0 = g.transport(0);
+            Transport t1 = g.transport(1);
+            try (RegisteredBuffer source = t1.allocate(bytes); RegisteredBuffer note1 = t1.allocate(8);
+                 RegisteredBuffer note0 = t0.allocate(8)) {
+                // rank 1 serves the read while it waits for rank 0's note, then answers it
+                CompletableFuture<Long> rank1 = CompletableFuture.supplyAsync(() -> {
+                    t1.await(t1.connection(0).irecv(note1, 0, 8, 9), timeout);
+                    return t1.await(t1.connection(0).isend(note1, 0, 8, 10), timeout);
+                });
+                RegisteredBuffer target = t0.allocate(bytes);
+                long read = t0.connection(1).read(target, 0, source.remote(), 0, bytes);
+                t0.test(read); // the request goes out
+                target.close();
+                TransportException failed = assertThrows(TransportException.class, () -> t0.test(read));
+                assertTrue(failed.getMessage().contains("its buffer was closed"), failed.getMessage());
+                t0.await(t0.connection(1).isend(note0, 0, 8, 9), timeout);
+                // the answer comes after the read's response on the same stream
+                assertTrue(t0.await(t0.connection(1).irecv(note0, 0, 8, 10), timeout) == 8);
+                assertTrue(rank1.get(20, TimeUnit.SECONDS) == 8);
+            }
+        }
+    }
+
+    /**
+     * A receive posted on a registered view of an allocated buffer fails when that buffer is
+     * closed, as one on the buffer itself does (the copy into the freed memory threw later, in
+     * progress, and the connection broke blaming the peer), and the view is refused from then on.
+     */
+    @Test
+    void aRequestOnAViewOfAClosedBufferFailsWithIt() throws Exception {
+        try (LocalGroup g = LocalGroup.start(3, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.connectAll(Duration.ofSeconds(20));
+            Transport t1 = g.transport(1);
+            RegisteredBuffer big = t1.allocate(1 << 20);
+            RegisteredBuffer view = t1.register(big.segment().asSlice(4096, 1 << 16));
+            long recv = t1.connection(0).irecv(view, 0, 1 << 16, 4);
+            big.close();
+            TransportException e = assertThrows(TransportException.class, () -> t1.test(recv));
+            assertTrue(e.getMessage().contains("its buffer was closed"), e.getMessage());
+            // on a connection the failed receive did not break (an unpaired receive breaks its own)
+            IllegalStateException refused = assertThrows(IllegalStateException.class,
+                    () -> t1.connection(2).irecv(view, 0, 8, 5));
+            assertTrue(refused.getMessage().contains("memory was freed"), refused.getMessage());
+        }
+    }
+
+    /**
      * A connect that hangs (a peer address whose accept queue is full drops the SYNs) does not
      * hold the transport's lock: abort returns at once and ends the connect.
      */
