@@ -272,8 +272,10 @@ public final class GradientBucketer implements AutoCloseable {
      * @throws IllegalStateException if a gradient was never marked ready (named), or a bucket's
      *                               allreduce failed in an earlier call (every call after that
      *                               fails so; the failure is the cause)
-     * @throws CollectiveTimeoutException if the allreduces did not complete within {@code timeout};
-     *                                    a later finish waits for them again
+     * @throws CollectiveTimeoutException if the allreduces did not complete within {@code timeout}
+     *                                    (this call's own bound: a later finish waits for them
+     *                                    again; a call that the communicator's timeout failed is
+     *                                    a failure as above)
      */
     public void finish(Duration timeout) {
         checkOpen();

@@ -191,7 +191,7 @@ public final class FileStore implements Store {
                 throw lockTimeout(key, holder > 0 ? "process " + holder + " holds it" : "another process holds it");
             }
             LockSupport.parkNanos(Math.min(pause, Math.max(1, deadline - System.nanoTime())));
-            pause = Math.min(pause * 2, 20_000_000);
+            pause = Math.min(pause * 2, 1_000_000); // holders keep it for microseconds: a waiter that slept long would lose every race
             if (Thread.interrupted()) {
                 Thread.currentThread().interrupt();
                 throw new TransportException(-1, "interrupted waiting for the lock of file store " + dir + " to add '" + key + "'");
@@ -206,15 +206,20 @@ public final class FileStore implements Store {
 
     /**
      * The pid that holds a POSIX lock on {@code file}, from {@code /proc/locks} (whose lines name
-     * the locked file as {@code major:minor:inode}); 0 where it cannot tell.
+     * the locked file as {@code major:minor:inode}, the device numbers in hex); 0 where it cannot tell.
      */
     static long lockHolder(Path file) {
         try {
             long inode = ((Number) Files.getAttribute(file, "unix:ino")).longValue();
+            long dev = ((Number) Files.getAttribute(file, "unix:dev")).longValue();
+            // glibc's encoding of dev_t
+            long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
+            long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
+            String where = String.format("%02x:%02x:%d", major, minor, inode);
             for (String line : Files.readAllLines(Path.of("/proc/locks"))) {
                 String[] f = line.trim().split("\\s+");
                 // "1: POSIX  ADVISORY  WRITE 4242 00:2d:1234 0 EOF"; blocked waiters' lines start with "->"
-                if (f.length >= 6 && f[1].equals("POSIX") && f[5].endsWith(":" + inode)) {
+                if (f.length >= 6 && f[1].equals("POSIX") && f[5].equals(where)) {
                     return Long.parseLong(f[4]);
                 }
             }

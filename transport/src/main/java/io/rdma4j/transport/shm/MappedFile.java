@@ -77,7 +77,14 @@ final class MappedFile implements AutoCloseable {
 
     static void backWithMemory(MemorySegment range, Path dir, int rank, Supplier<String> what) {
         try {
-            for (long off = 0; off < range.byteSize(); off += ShmLayout.PAGE) {
+            long size = range.byteSize();
+            if (size > 0) {
+                PAGE_BYTE.setVolatile(range, 0L, (byte) PAGE_BYTE.getVolatile(range, 0L));
+            }
+            // every page the range reaches into, not every 4096th byte from its start: a range
+            // that is not page-aligned ends in a page of its own
+            for (long off = ShmLayout.align(range.address(), ShmLayout.PAGE) - range.address(); off < size;
+                 off += ShmLayout.PAGE) {
                 PAGE_BYTE.setVolatile(range, off, (byte) PAGE_BYTE.getVolatile(range, off));
             }
         } catch (InternalError fault) { // "a fault occurred in an unsafe memory access"

@@ -39,7 +39,9 @@ final class ShmBuffer extends ShmRegistration {
 
     @Override
     public RemoteBuffer remote() {
-        exposed = true;
+        if (!exposed) { // a volatile store is a fence: only the first call pays it
+            exposed = true;
+        }
         return remote;
     }
 
@@ -49,7 +51,9 @@ final class ShmBuffer extends ShmRegistration {
     }
 
     void expose() {
-        exposed = true;
+        if (!exposed) {
+            exposed = true;
+        }
     }
 
     /**

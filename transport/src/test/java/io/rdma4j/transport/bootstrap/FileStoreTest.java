@@ -120,8 +120,10 @@ class FileStoreTest extends StoreContractTest {
             TransportTimeoutException e = assertThrows(TransportTimeoutException.class, () -> s.add("n", 1));
             long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertTrue(waitedMs >= 450 && waitedMs < 10_000, waitedMs + " ms");
-            assertTrue(e.getMessage().contains("process " + holder.pid() + " holds it")
-                    && e.getMessage().contains("within 500 ms"), e.getMessage());
+            assertTrue(e.getMessage().contains("within 500 ms"), e.getMessage());
+            if (Files.isReadable(Path.of("/proc/locks"))) { // where the kernel lists its locks, the holder is named
+                assertTrue(e.getMessage().contains("process " + holder.pid() + " holds it"), e.getMessage());
+            }
         } finally {
             holder.destroyForcibly().waitFor();
         }

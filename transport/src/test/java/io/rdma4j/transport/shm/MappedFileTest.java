@@ -41,6 +41,25 @@ class MappedFileTest {
         }
     }
 
+    /**
+     * A range that is not page-aligned (a small buffer at a cache-line offset) gets memory for
+     * every page it reaches into, its last one included.
+     */
+    @Test
+    void anUnalignedRangeGetsMemoryForEveryPageItReachesInto() throws Exception {
+        Path base = Path.of("/dev/shm");
+        assumeTrue(Files.isDirectory(base), "needs a tmpfs at /dev/shm");
+        Path dir = Files.createTempDirectory(base, "rdma4j-mappedfile-");
+        Path file = dir.resolve("small");
+        try (MappedFile m = MappedFile.create(file, 4 * ShmLayout.PAGE)) {
+            MappedFile.backWithMemory(m.segment().asSlice(ShmLayout.PAGE - 128, 4000), dir, 0, () -> "small");
+            assertEquals(2 * ShmLayout.PAGE / 1024, allocatedKiB(file), "pages 0 and 1, nothing else");
+        } finally {
+            Files.deleteIfExists(file);
+            Files.deleteIfExists(dir);
+        }
+    }
+
     private static long allocatedKiB(Path file) throws Exception {
         Process du = new ProcessBuilder("du", "-k", file.toString()).redirectErrorStream(true).start();
         String out = new String(du.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
