@@ -46,6 +46,13 @@ final class VerbsBuffer implements RegisteredBuffer {
         return segment.address();
     }
 
+    /** Whether this registration's memory and {@code other}'s share a byte (a view and the pool block it is in, say). */
+    boolean overlaps(VerbsBuffer other) {
+        long a = segment.address();
+        long b = other.segment.address();
+        return a < b + other.segment.byteSize() && b < a + segment.byteSize();
+    }
+
     @SuppressWarnings("restricted") // the same memory, valid while the registration is (as for the NIC)
     private static MemorySegment unscoped(MemorySegment segment) {
         return MemorySegment.ofAddress(segment.address()).reinterpret(segment.byteSize());

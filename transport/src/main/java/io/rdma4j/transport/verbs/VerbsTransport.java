@@ -410,16 +410,19 @@ public final class VerbsTransport implements Transport {
     }
 
     /**
-     * Returns an allocated buffer to the pool. Requests still using it fail; if the NIC or the
-     * peer may still touch it (a posted operation, a receive whose CTS went out), the connection
-     * is failed and drained first, so the block is never reused under a transfer.
+     * Returns an allocated buffer to the pool. Requests still using its memory (through it or a
+     * registered view of it) fail; if the NIC or the peer may still touch it (a posted operation,
+     * a receive whose CTS went out), the connection is failed and drained first, so the block is
+     * never reused under a transfer. Views of it are closed with it. A block whose descriptor (or
+     * a view's) was handed out never goes back to the pool: the pool's region stays registered,
+     * so a peer holding that descriptor could write the block's next owner at any time.
      */
     synchronized void release(VerbsBuffer b) {
         if (b.closed || state.closed()) {
             return;
         }
         for (int s = 0; s < requests.capacity; s++) {
-            if (requests.buffer[s] == b && requests.pending(s)) {
+            if (requests.pending(s) && requests.buffer[s] != null && requests.buffer[s].overlaps(b)) {
                 int peer = requests.peer[s];
                 VerbsConnection c = connections[peer];
                 if (requests.exposed[s] && c != null) {
@@ -433,7 +436,29 @@ public final class VerbsTransport implements Transport {
         }
         b.closed = true;
         allocated.remove(b);
-        pool.free(b.block);
+        boolean handedOut = b.handedOut();
+        List<VerbsBuffer> views = viewsOf(b);
+        if (!views.isEmpty()) {
+            for (VerbsBuffer view : views) {
+                handedOut |= view.handedOut();
+                view.closed = true;
+            }
+            cache.removeIf(views::contains);
+        }
+        if (!handedOut) {
+            pool.free(b.block);
+        }
+    }
+
+    /** The cached registrations of memory inside pool block {@code b}'s (they borrow its region's keys). */
+    private List<VerbsBuffer> viewsOf(VerbsBuffer b) {
+        List<VerbsBuffer> views = new ArrayList<>(0);
+        cache.forEach(v -> {
+            if (v.block == null && v.ownRegion == null && v.overlaps(b)) {
+                views.add(v);
+            }
+        });
+        return views;
     }
 
     long mailboxAddress() {
@@ -627,6 +652,9 @@ public final class VerbsTransport implements Transport {
         if (vb.closed) {
             throw new IllegalStateException(what + " buffer is closed: " + b);
         }
+        if (!vb.segment().scope().isAlive()) {
+            throw new IllegalStateException(what + " buffer's memory was freed (its arena is closed): " + b);
+        }
         TransportState.checkRange(offset, length, vb.segment().byteSize(), what);
         return vb;
     }
@@ -680,9 +708,13 @@ public final class VerbsTransport implements Transport {
         if (c.released()) {
             return;
         }
+        boolean local = cause instanceof IllegalStateException || cause instanceof WrongThreadException;
         TransportException e = cause instanceof TransportException te && te.peer() >= 0 ? te
+                : local ? new TransportException(c.peer, "rank " + rank + " could not go on with its connection to peer "
+                        + c.peer + ": the memory of one of its buffers became inaccessible (" + cause + ")", cause)
                 : new TransportException(c.peer, "connection to peer " + c.peer + " failed: " + cause, cause);
-        if (firstLost < 0 && !c.peerLeftCleanly()) {
+        // a fault of this side's memory is not the peer's: the first rank lost stays unknown
+        if (firstLost < 0 && !c.peerLeftCleanly() && !local) {
             firstLost = e.peer();
         }
         release(c, e);

@@ -708,6 +708,46 @@ public abstract class TransportConformanceTest {
         }
     }
 
+    /**
+     * The same through a registered view of the buffer (a collective registers the segment of an
+     * allocated buffer it is given): closing the buffer fails the view's receive at once, and the
+     * message never lands in the memory that a later allocation took.
+     */
+    @Test
+    void aReceiveOnAViewOfAClosedBufferFailsAndNeverWritesTheMemoryThatReusedIt() throws Exception {
+        group.connectAll(RUN);
+        Transport receiver = group.transport(1);
+        RegisteredBuffer old = receiver.allocate(64);
+        RegisteredBuffer view = receiver.register(old.segment().asSlice(0, 64));
+        long pending = receiver.connection(0).irecv(view, 0, 64, 6);
+        old.close();
+        assertThrows(TransportException.class, () -> receiver.test(pending), "failed with its buffer, not pending");
+        try (RegisteredBuffer reused = receiver.allocate(64);
+             RegisteredBuffer source = group.transport(0).allocate(16)) {
+            reused.segment().fill((byte) 0x11);
+            source.segment().fill((byte) 0x77);
+            long sent = group.transport(0).connection(1).isend(source, 0, 16, 6); // its outcome depends on the provider
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            boolean sendOver = false;
+            while (System.nanoTime() - deadline < 0) { // both sides make progress for a while
+                try {
+                    sendOver = sendOver || group.transport(0).test(sent) != Transport.PENDING;
+                } catch (TransportException failed) {
+                    sendOver = true; // the receiver failed that connection
+                }
+                try {
+                    receiver.connection(0).pollImmediate();
+                } catch (TransportException ignored) {
+                    // likewise
+                }
+                Thread.sleep(1);
+            }
+            for (long i = 0; i < 64; i++) {
+                assertEquals((byte) 0x11, reused.segment().get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the reused memory");
+            }
+        }
+    }
+
     @Test
     void closeIsIdempotentAndFailsLaterUse() {
         Transport t = group.transport(0);
