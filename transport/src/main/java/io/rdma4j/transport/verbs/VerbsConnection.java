@@ -177,6 +177,8 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     // posted), messages that arrived before their receive (ring indexes, in arrival order), and
     // which ring slots are free, so that slots go back to the peer in ring order.
     private final LongRing unclaimedReceives = new LongRing(64);
+    /** Length of {@link #unclaimedReceives} after its last compaction. */
+    private int unclaimedAfterCompaction;
     private final LongRing unexpected = new LongRing(EAGER_SLOTS);
     private final boolean[] eagerSlotDone = new boolean[EAGER_SLOTS];
     private long eagerFreed;
@@ -416,6 +418,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         if (early < 0) {
             requests.unclaimed[s] = true;
             pruneClaimedReceives();
+            compactUnclaimedReceives();
             unclaimedReceives.add(requests.id(s));
         }
         ctsToWrite.add(requests.id(s));
@@ -445,8 +448,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         if (failure != null) {
             return 0;
         }
+        // one clock read per pass for the liveness check and the keepalive (a read costs about as
+        // much as a pass that finds nothing)
+        long now = System.nanoTime();
         int work = pollCompletions();
-        checkLiveness();
+        if (work > 0) {
+            lastActivity = now;
+        }
+        checkLiveness(now);
         work += consumeCts();
         if (peerClosed) {
             settleWithClosedPeer(); // and nothing posted to a peer that left
@@ -454,7 +463,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         }
         credits.observe(control, layout.creditsIn);
         work += issueBacklog();
-        keepalive();
+        keepalive(now);
         work += flushAll();
         return work;
     }
@@ -471,9 +480,6 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 break;
             }
         }
-        if (total > 0) {
-            lastActivity = System.nanoTime();
-        }
         return total;
     }
 
@@ -483,11 +489,10 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
      * peer finished before it left was acknowledged by this side's device, so its completions are
      * in the CQ before the socket closes, and they must complete their requests, not fail them.
      */
-    private void checkLiveness() {
+    private void checkLiveness(long now) {
         if (watch == null || peerClosed) {
             return;
         }
-        long now = System.nanoTime();
         if (now - nextLivenessCheck < 0) {
             return;
         }
@@ -975,6 +980,28 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         return found;
     }
 
+    /**
+     * Drops every id that is no longer an unclaimed receive, behind the head too, once the list
+     * has doubled since the last time: a receive that stays unclaimed at the head (one posted
+     * ahead for a message that comes much later) stops {@link #pruneClaimedReceives}, and with
+     * only rendezvous messages (which clear the flag, not the list) arriving meanwhile, nothing
+     * else would shorten it. Amortized constant per receive; keeps the order.
+     */
+    private void compactUnclaimedReceives() {
+        int n = unclaimedReceives.size();
+        if (n < Math.max(64, 2 * unclaimedAfterCompaction)) {
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            long id = unclaimedReceives.poll();
+            int s = requests.pendingSlot(id);
+            if (s >= 0 && requests.unclaimed[s]) {
+                unclaimedReceives.add(id);
+            }
+        }
+        unclaimedAfterCompaction = unclaimedReceives.size();
+    }
+
     /** Drops ids at the head that are no longer unclaimed receives, so the list stays as short as what is open. */
     private void pruneClaimedReceives() {
         while (!unclaimedReceives.isEmpty()) {
@@ -1204,8 +1231,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         }
     }
 
-    private void keepalive() {
-        long now = System.nanoTime();
+    private void keepalive(long now) {
         if (now - lastActivity > KEEPALIVE_NANOS && sends[0].free() >= 1) {
             // completes if the peer's QP is alive, else ends in RETRY_EXC_ERR, which fails this
             // connection and every request to the peer
