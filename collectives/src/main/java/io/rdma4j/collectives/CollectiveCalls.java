@@ -161,9 +161,9 @@ final class CollectiveCalls {
         checkSize("allGather send", send, bytes);
         checkReceive("allGather recv", recv, total);
         Call c = begin(kind, type, null, count, -1, -1);
-        MemorySegment own = recv.asSlice(bytes * rank(), bytes);
-        if (!Binder.sameMemory(send, own)) {
-            BulkCopy.copy(send, 0, own, 0, bytes);
+        long ownOffset = bytes * rank();
+        if (!Binder.sameMemoryAt(send, recv, ownOffset)) { // no slice of recv: it would be an allocation per call
+            BulkCopy.copy(send, 0, recv, ownOffset, bytes);
         }
         if (size() == 1) {
             return;

@@ -81,6 +81,57 @@ class SteadyStateAllocationTest {
         }
     }
 
+    /** The other collectives' synchronous calls, each measured as the allreduce above. */
+    @ParameterizedTest
+    @EnumSource(value = TransportConfig.Provider.class, names = {"SHM", "TCP"})
+    void theOtherCollectivesAllocateNothingPerCall(TransportConfig.Provider provider) throws Exception {
+        assumeTrue(provider != TransportConfig.Provider.TCP || SteadyStateWorkload.selectorAllocates() == null,
+                SteadyStateWorkload.selectorAllocates());
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        String[] names = {"allToAll", "allGather", "reduceScatter", "broadcast"};
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(provider))) {
+            long[][] perCall = new long[2][names.length];
+            g.run(Duration.ofMinutes(2), (rank, t, store) -> {
+                try (Communicator c = Communicator.builder().transport(t).store(store)
+                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(30))).build();
+                     Arena arena = Arena.ofShared()) {
+                    MemorySegment send = arena.allocate(4096);
+                    MemorySegment recv = arena.allocate(8192);
+                    for (int kind = 0; kind < names.length; kind++) {
+                        int k = kind;
+                        Runnable call = () -> {
+                            switch (k) {
+                                case 0 -> c.allToAll(send, recv, 512, DataType.F32);
+                                case 1 -> c.allGather(send, recv, 1024, DataType.F32);
+                                case 2 -> c.reduceScatter(recv, send, 1024, DataType.F32, ReduceOp.SUM);
+                                default -> c.broadcast(send, 1024, DataType.F32, 0);
+                            }
+                        };
+                        for (int i = 0; i < 5_000; i++) {
+                            call.run();
+                        }
+                        long bytes = Long.MAX_VALUE;
+                        for (int round = 0; round < ROUNDS; round++) {
+                            long before = mx.getCurrentThreadAllocatedBytes();
+                            for (int i = 0; i < 200; i++) {
+                                call.run();
+                            }
+                            bytes = Math.min(bytes, (mx.getCurrentThreadAllocatedBytes() - before) / 200);
+                        }
+                        perCall[rank][kind] = bytes;
+                        System.out.println(provider + " rank " + rank + " " + names[kind] + ": " + bytes + " B/call");
+                    }
+                    c.barrier();
+                }
+            });
+            for (long[] rank : perCall) {
+                for (int kind = 0; kind < names.length; kind++) {
+                    assertTrue(rank[kind] < 8, provider + ": " + rank[kind] + " bytes allocated per " + names[kind]);
+                }
+            }
+        }
+    }
+
     private static final Duration AWAIT = Duration.ofSeconds(30);
 
     @ParameterizedTest

@@ -77,12 +77,17 @@ public final class Binder {
 
     /** Same start address in the same memory (sizes may differ): an in-place call. */
     public static boolean sameMemory(MemorySegment a, MemorySegment b) {
-        return a == b || (a.isNative() == b.isNative() && a.address() == b.address()
-                && a.heapBase().equals(b.heapBase()));
+        return a == b || sameMemoryAt(a, b, 0);
     }
 
+    /** Whether {@code a} starts at byte {@code offset} of {@code b}'s memory (no slice of {@code b} made). */
+    public static boolean sameMemoryAt(MemorySegment a, MemorySegment b, long offset) {
+        return a.isNative() == b.isNative() && a.address() == b.address() + offset && a.heapBase().equals(b.heapBase());
+    }
+
+    /** Whether the two segments share a byte; allocates nothing for native segments (asOverlappingSlice would). */
     public static boolean overlaps(MemorySegment a, MemorySegment b) {
-        return a.asOverlappingSlice(b).isPresent();
+        return overlapOffset(a, a.byteSize(), b, b.byteSize()) != DISJOINT;
     }
 
     /** What {@link #overlapOffset} returns for ranges that do not overlap. */
