@@ -413,9 +413,9 @@ public final class VerbsTransport implements Transport {
      * Returns an allocated buffer to the pool. Requests still using its memory (through it or a
      * registered view of it) fail; if the NIC or the peer may still touch it (a posted operation,
      * a receive whose CTS went out), the connection is failed and drained first, so the block is
-     * never reused under a transfer. Views of it are closed with it. A block whose descriptor (or
-     * a view's) was handed out never goes back to the pool: the pool's region stays registered,
-     * so a peer holding that descriptor could write the block's next owner at any time.
+     * never reused under a transfer. Views of it are closed with it. A descriptor handed out for
+     * it ({@code remote()}) stays valid for the pool's region, which stays registered: peers must
+     * be done with it before the owner frees it, as with any registered pool.
      */
     synchronized void release(VerbsBuffer b) {
         if (b.closed || state.closed()) {
@@ -436,18 +436,14 @@ public final class VerbsTransport implements Transport {
         }
         b.closed = true;
         allocated.remove(b);
-        boolean handedOut = b.handedOut();
         List<VerbsBuffer> views = viewsOf(b);
         if (!views.isEmpty()) {
             for (VerbsBuffer view : views) {
-                handedOut |= view.handedOut();
                 view.closed = true;
             }
             cache.removeIf(views::contains);
         }
-        if (!handedOut) {
-            pool.free(b.block);
-        }
+        pool.free(b.block);
     }
 
     /** The cached registrations of memory inside pool block {@code b}'s (they borrow its region's keys). */
