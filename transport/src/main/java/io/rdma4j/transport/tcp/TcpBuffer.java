@@ -65,8 +65,14 @@ final class TcpBuffer implements RegisteredBuffer {
         return segment;
     }
 
-    /** Whether this registration's memory and {@code other}'s share a byte (a view and the buffer it is in, say). */
+    /**
+     * Whether this registration is {@code other} or its memory shares a byte with {@code other}'s
+     * (a view and the buffer it is in, say).
+     */
     boolean overlaps(TcpBuffer other) {
+        if (this == other) {
+            return true; // an empty one included
+        }
         long a = segment.address();
         long b = other.segment.address();
         return a < b + other.segment.byteSize() && b < a + segment.byteSize();

@@ -46,8 +46,14 @@ final class VerbsBuffer implements RegisteredBuffer {
         return segment.address();
     }
 
-    /** Whether this registration's memory and {@code other}'s share a byte (a view and the pool block it is in, say). */
+    /**
+     * Whether this registration is {@code other} or its memory shares a byte with {@code other}'s
+     * (a view and the pool block it is in, say).
+     */
     boolean overlaps(VerbsBuffer other) {
+        if (this == other) {
+            return true; // an empty one included
+        }
         long a = segment.address();
         long b = other.segment.address();
         return a < b + other.segment.byteSize() && b < a + segment.byteSize();
