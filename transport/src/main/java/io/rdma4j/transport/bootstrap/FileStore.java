@@ -27,10 +27,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * A {@link Store} for ranks on one host: one file per key in a shared directory. A set writes a
  * temporary file and renames it into place atomically, so a reader sees the whole value or
  * nothing; counters are read-modify-written under an exclusive lock on {@code .lock} in the
- * directory, which {@link #add} waits for up to its lock timeout. Waits poll with a growing pause
- * (up to 20 ms). Trusts whoever can write the
- * directory, so give it owner-only permissions; a directory it creates has them, and every value
- * file is readable by its owner only (values include the TCP provider's connection secrets).
+ * directory, which {@link #add} waits for up to its lock timeout, polling at most 1 ms apart. A
+ * {@link #get} polls with a growing pause (up to 20 ms). Trusts whoever can write the directory,
+ * so give it owner-only permissions; a directory it creates has them, and every value file is
+ * readable by its owner only (values include the TCP provider's connection secrets).
  * Keys outlive the store's clients (nothing is deleted on close), so a job's directory must be
  * its own: a directory reused by the next job hands it the previous job's values.
  */
@@ -174,7 +174,7 @@ public final class FileStore implements Store {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new TransportException(-1, "interrupted waiting for the lock of file store " + dir + " to add '" + key + "'");
+            throw lockInterrupted(key);
         }
     }
 
@@ -194,9 +194,13 @@ public final class FileStore implements Store {
             pause = Math.min(pause * 2, 1_000_000); // holders keep it for microseconds: a waiter that slept long would lose every race
             if (Thread.interrupted()) {
                 Thread.currentThread().interrupt();
-                throw new TransportException(-1, "interrupted waiting for the lock of file store " + dir + " to add '" + key + "'");
+                throw lockInterrupted(key);
             }
         }
+    }
+
+    private TransportException lockInterrupted(String key) {
+        return new TransportException(-1, "interrupted waiting for the lock of file store " + dir + " to add '" + key + "'");
     }
 
     private TransportTimeoutException lockTimeout(String key, String why) {

@@ -70,6 +70,19 @@ public final class TransportState {
         }
     }
 
+    /**
+     * What the connection to {@code peer} fails with when {@code cause} is a fault of this side's
+     * own memory (a buffer's arena closed, or confined to another thread, under a transfer), or
+     * null when it is not one: such a fault is no peer's, so no rank is to be blamed for it.
+     */
+    public TransportException localMemoryFault(int peer, Throwable cause) {
+        if (!(cause instanceof IllegalStateException || cause instanceof WrongThreadException)) {
+            return null;
+        }
+        return new TransportException(peer, "rank " + rank + " could not go on with its connection to peer " + peer
+                + ": the memory of one of its buffers became inaccessible (" + cause + ")", cause);
+    }
+
     /** The peer asked for is another rank of the group. */
     public void checkPeer(int peer, int size) {
         checkOpen();
@@ -94,6 +107,21 @@ public final class TransportState {
         if (segment.isReadOnly()) {
             throw new IllegalArgumentException(what + " buffer is read-only");
         }
+    }
+
+    /**
+     * A local buffer whose memory is still there: a segment of a closed arena would fail a copy
+     * inside progress, and a NIC would still reach the freed memory through its registration.
+     */
+    public static void checkAlive(MemorySegment segment, String what, Object buffer) {
+        if (!segment.scope().isAlive()) {
+            throw new IllegalStateException(what + " buffer's memory was freed (its arena is closed): " + buffer);
+        }
+    }
+
+    /** Whether the two segments' address ranges share a byte. */
+    public static boolean sharesBytes(MemorySegment a, MemorySegment b) {
+        return a.address() < b.address() + b.byteSize() && b.address() < a.address() + a.byteSize();
     }
 
     /** A remote buffer of {@code peer} that holds {@code [offset, +length)}. */

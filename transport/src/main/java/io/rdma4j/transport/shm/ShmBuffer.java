@@ -39,9 +39,7 @@ final class ShmBuffer extends ShmRegistration {
 
     @Override
     public RemoteBuffer remote() {
-        if (!exposed) { // a volatile store is a fence: only the first call pays it
-            exposed = true;
-        }
+        expose();
         return remote;
     }
 
@@ -51,7 +49,7 @@ final class ShmBuffer extends ShmRegistration {
     }
 
     void expose() {
-        if (!exposed) {
+        if (!exposed) { // a volatile store is a fence: only the first call pays it
             exposed = true;
         }
     }

@@ -10,6 +10,7 @@ import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.internal.PeerEntry;
 import io.rdma4j.transport.internal.RegistrationCache;
 import io.rdma4j.transport.internal.RequestCompletion;
+import io.rdma4j.transport.internal.TransportState;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -356,12 +357,10 @@ public final class ShmTransport implements Transport {
         if (closed) {
             return;
         }
-        long from = buffer.segment().address();
-        long to = from + buffer.segment().byteSize();
         boolean pendingOnIt = false;
         for (int s = 0; s < requests.capacity; s++) {
             MemorySegment m = requests.segment[s];
-            if (requests.pending(s) && m != null && m.address() < to && from < m.address() + m.byteSize()) {
+            if (requests.pending(s) && m != null && TransportState.sharesBytes(m, buffer.segment())) {
                 pendingOnIt = true;
                 ShmConnection c = connections[requests.peer[s]];
                 TransportException unpaired = requests.closedUnderPending(s);

@@ -2,6 +2,7 @@ package io.rdma4j.transport.tcp;
 
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.internal.TransportState;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -70,12 +71,7 @@ final class TcpBuffer implements RegisteredBuffer {
      * (a view and the buffer it is in, say).
      */
     boolean overlaps(TcpBuffer other) {
-        if (this == other) {
-            return true; // an empty one included
-        }
-        long a = segment.address();
-        long b = other.segment.address();
-        return a < b + other.segment.byteSize() && b < a + segment.byteSize();
+        return this == other || TransportState.sharesBytes(segment, other.segment); // an empty one is itself
     }
 
     @Override

@@ -411,9 +411,7 @@ public final class TcpTransport implements Transport {
         if (tb.closed) {
             throw new IllegalStateException(what + " buffer is closed: " + b);
         }
-        if (!tb.segment().scope().isAlive()) {
-            throw new IllegalStateException(what + " buffer's memory was freed (its arena is closed): " + b);
-        }
+        TransportState.checkAlive(tb.segment(), what, b);
         TransportState.checkRange(offset, length, tb.segment().byteSize(), what);
         return tb;
     }
@@ -578,11 +576,9 @@ public final class TcpTransport implements Transport {
         if (c.failure != null) {
             return;
         }
-        if (cause instanceof IllegalStateException || cause instanceof WrongThreadException) {
-            // this side's memory, freed (or confined to another thread) under a transfer: the
-            // stream cannot go on, and the fault is not the peer's
-            failFromHere(c, new TransportException(c.peer, "rank " + rank + " could not go on with a transfer to or from"
-                    + " peer " + c.peer + ": the memory of one of its buffers became inaccessible (" + cause + ")", cause));
+        TransportException local = state.localMemoryFault(c.peer, cause);
+        if (local != null) { // the stream cannot go on, and the fault is not the peer's
+            failFromHere(c, local);
             return;
         }
         int culprit = c.peerLost >= 0 && c.peerLost != rank ? c.peerLost : c.peer;

@@ -2,6 +2,7 @@ package io.rdma4j.transport.verbs;
 
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.RemoteBuffer;
+import io.rdma4j.transport.internal.TransportState;
 
 import io.rdma4j.verbs.MemoryRegion;
 
@@ -51,12 +52,7 @@ final class VerbsBuffer implements RegisteredBuffer {
      * (a view and the pool block it is in, say).
      */
     boolean overlaps(VerbsBuffer other) {
-        if (this == other) {
-            return true; // an empty one included
-        }
-        long a = segment.address();
-        long b = other.segment.address();
-        return a < b + other.segment.byteSize() && b < a + segment.byteSize();
+        return this == other || TransportState.sharesBytes(segment, other.segment); // an empty one is itself
     }
 
     @SuppressWarnings("restricted") // the same memory, valid while the registration is (as for the NIC)

@@ -648,9 +648,7 @@ public final class VerbsTransport implements Transport {
         if (vb.closed) {
             throw new IllegalStateException(what + " buffer is closed: " + b);
         }
-        if (!vb.segment().scope().isAlive()) {
-            throw new IllegalStateException(what + " buffer's memory was freed (its arena is closed): " + b);
-        }
+        TransportState.checkAlive(vb.segment(), what, b);
         TransportState.checkRange(offset, length, vb.segment().byteSize(), what);
         return vb;
     }
@@ -704,13 +702,12 @@ public final class VerbsTransport implements Transport {
         if (c.released()) {
             return;
         }
-        boolean local = cause instanceof IllegalStateException || cause instanceof WrongThreadException;
+        TransportException local = state.localMemoryFault(c.peer, cause);
         TransportException e = cause instanceof TransportException te && te.peer() >= 0 ? te
-                : local ? new TransportException(c.peer, "rank " + rank + " could not go on with its connection to peer "
-                        + c.peer + ": the memory of one of its buffers became inaccessible (" + cause + ")", cause)
+                : local != null ? local
                 : new TransportException(c.peer, "connection to peer " + c.peer + " failed: " + cause, cause);
         // a fault of this side's memory is not the peer's: the first rank lost stays unknown
-        if (firstLost < 0 && !c.peerLeftCleanly() && !local) {
+        if (firstLost < 0 && !c.peerLeftCleanly() && local == null) {
             firstLost = e.peer();
         }
         release(c, e);
