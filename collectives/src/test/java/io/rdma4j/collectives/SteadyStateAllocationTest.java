@@ -12,6 +12,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -33,179 +34,158 @@ class SteadyStateAllocationTest {
      */
     private static final int ROUNDS = 10;
 
-    @ParameterizedTest
-    @EnumSource(value = TransportConfig.Provider.class, names = {"SHM", "TCP"})
-    void allReduceAllocatesNothingPerCall(TransportConfig.Provider provider) throws Exception {
+    private static final com.sun.management.ThreadMXBean MX =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    private static final int CALLS_PER_ROUND = 200;
+    /** Counting on the calling thread only. */
+    private static final LongSupplier NO_THREAD = () -> -1;
+    private static final Duration AWAIT = Duration.ofSeconds(30);
+
+    /** One rank's part: fills in its bytes per call of each measured kind. */
+    private interface RankBody {
+        void run(int rank, Communicator c, Arena arena, long[] perCall) throws Exception;
+    }
+
+    /**
+     * Runs {@code body} on two ranks over {@code provider} (TCP skipped where the JDK's selector
+     * itself allocates), each with a communicator and an arena, then a barrier; asserts that no
+     * rank allocated 8 bytes or more per call of any kind in {@code names}.
+     */
+    private static void onTwoRanks(TransportConfig.Provider provider, Duration budget, String[] names, RankBody body)
+            throws Exception {
         assumeTrue(provider != TransportConfig.Provider.TCP || SteadyStateWorkload.selectorAllocates() == null,
                 SteadyStateWorkload.selectorAllocates());
-        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(provider))) {
-            long[] perCall = new long[2];
-            g.run(Duration.ofMinutes(2), (rank, t, store) -> {
+            long[][] perCall = new long[2][names.length];
+            g.run(budget, (rank, t, store) -> {
                 try (Communicator c = Communicator.builder().transport(t).store(store)
-                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(30))).build();
+                        .options(CollectiveOptions.defaults().withTimeout(AWAIT)).build();
                      Arena arena = Arena.ofShared()) {
-                    MemorySegment small = arena.allocate(256);
-                    MemorySegment large = arena.allocate(256 << 10);
-                    MemorySegment heapOut = MemorySegment.ofArray(new float[64]);
-                    // SHM: the shared-window path (shm; over TCP the policy's fallback), out of place into heap
-                    for (Algorithm a : new Algorithm[] {Algorithm.RHD, Algorithm.RING, Algorithm.TREE, Algorithm.SHARED_WINDOW}) {
-                        MemorySegment buf = a == Algorithm.RHD || a == Algorithm.SHARED_WINDOW ? small : large;
-                        MemorySegment out = a == Algorithm.SHARED_WINDOW ? heapOut : buf;
-                        long count = buf.byteSize() / 4;
-                        // steady state: the SIMD kernels box their vectors until C2 has compiled
-                        // them, which small vectors (few loop trips per call) reach after a few
-                        // thousand calls
-                        int warmUp = buf == small ? 20_000 : 1_000;
-                        for (int i = 0; i < warmUp; i++) {
-                            c.allReduce(buf, out, count, DataType.F32, ReduceOp.SUM, a);
-                        }
-                        long bytes = Long.MAX_VALUE;
-                        for (int round = 0; round < ROUNDS; round++) {
-                            long before = mx.getCurrentThreadAllocatedBytes();
-                            int calls = 200;
-                            for (int i = 0; i < calls; i++) {
-                                c.allReduce(buf, out, count, DataType.F32, ReduceOp.SUM, a);
-                            }
-                            bytes = Math.min(bytes, (mx.getCurrentThreadAllocatedBytes() - before) / calls);
-                        }
-                        perCall[rank] = Math.max(perCall[rank], bytes);
-                        System.out.println(provider + " rank " + rank + " " + a + ": " + bytes + " B/call");
-                    }
+                    body.run(rank, c, arena, perCall[rank]);
                     c.barrier();
                 }
             });
-            for (long b : perCall) {
-                assertTrue(b < 8, provider + ": " + b + " bytes allocated per allreduce");
+            for (long[] rank : perCall) {
+                for (int kind = 0; kind < names.length; kind++) {
+                    assertTrue(rank[kind] < 8, provider + ": " + rank[kind] + " bytes allocated per " + names[kind]);
+                }
             }
         }
+    }
+
+    /**
+     * Bytes {@code call} allocates per run after {@code warmUp} runs: the best of {@link #ROUNDS}
+     * rounds, counted on this thread and, unless it is -1, on the thread {@code otherThread}
+     * names after the warm-up (a communicator starts its progress thread on the first
+     * asynchronous call).
+     */
+    private static long bytesPerCall(Runnable call, int warmUp, LongSupplier otherThreadAfterWarmUp) {
+        for (int i = 0; i < warmUp; i++) {
+            call.run();
+        }
+        long otherThread = otherThreadAfterWarmUp.getAsLong();
+        long bytes = Long.MAX_VALUE;
+        for (int round = 0; round < ROUNDS; round++) {
+            long before = allocatedBytes(otherThread);
+            for (int i = 0; i < CALLS_PER_ROUND; i++) {
+                call.run();
+            }
+            bytes = Math.min(bytes, (allocatedBytes(otherThread) - before) / CALLS_PER_ROUND);
+        }
+        return bytes;
+    }
+
+    private static long allocatedBytes(long otherThread) {
+        return MX.getCurrentThreadAllocatedBytes() + (otherThread < 0 ? 0 : MX.getThreadAllocatedBytes(otherThread));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = TransportConfig.Provider.class, names = {"SHM", "TCP"})
+    void allReduceAllocatesNothingPerCall(TransportConfig.Provider provider) throws Exception {
+        // SHARED_WINDOW: the shared-window path (shm; over TCP the policy's fallback), out of place into heap
+        Algorithm[] algorithms = {Algorithm.RHD, Algorithm.RING, Algorithm.TREE, Algorithm.SHARED_WINDOW};
+        String[] names = new String[algorithms.length];
+        for (int k = 0; k < algorithms.length; k++) {
+            names[k] = "allreduce (" + algorithms[k] + ")";
+        }
+        onTwoRanks(provider, Duration.ofMinutes(2), names, (rank, c, arena, perCall) -> {
+            MemorySegment small = arena.allocate(256);
+            MemorySegment large = arena.allocate(256 << 10);
+            MemorySegment heapOut = MemorySegment.ofArray(new float[64]);
+            for (int k = 0; k < algorithms.length; k++) {
+                Algorithm a = algorithms[k];
+                MemorySegment buf = a == Algorithm.RHD || a == Algorithm.SHARED_WINDOW ? small : large;
+                MemorySegment out = a == Algorithm.SHARED_WINDOW ? heapOut : buf;
+                long count = buf.byteSize() / 4;
+                // steady state: the SIMD kernels box their vectors until C2 has compiled
+                // them, which small vectors (few loop trips per call) reach after a few
+                // thousand calls
+                int warmUp = buf == small ? 20_000 : 1_000;
+                perCall[k] = bytesPerCall(() -> c.allReduce(buf, out, count, DataType.F32, ReduceOp.SUM, a), warmUp, NO_THREAD);
+                System.out.println(provider + " rank " + rank + " " + a + ": " + perCall[k] + " B/call");
+            }
+        });
     }
 
     /** The other collectives' synchronous calls, each measured as the allreduce above. */
     @ParameterizedTest
     @EnumSource(value = TransportConfig.Provider.class, names = {"SHM", "TCP"})
     void theOtherCollectivesAllocateNothingPerCall(TransportConfig.Provider provider) throws Exception {
-        assumeTrue(provider != TransportConfig.Provider.TCP || SteadyStateWorkload.selectorAllocates() == null,
-                SteadyStateWorkload.selectorAllocates());
-        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         String[] names = {"allToAll", "allGather", "reduceScatter", "broadcast"};
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(provider))) {
-            long[][] perCall = new long[2][names.length];
-            g.run(Duration.ofMinutes(2), (rank, t, store) -> {
-                try (Communicator c = Communicator.builder().transport(t).store(store)
-                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(30))).build();
-                     Arena arena = Arena.ofShared()) {
-                    MemorySegment send = arena.allocate(4096);
-                    MemorySegment recv = arena.allocate(8192);
-                    for (int kind = 0; kind < names.length; kind++) {
-                        int k = kind;
-                        Runnable call = () -> {
-                            switch (k) {
-                                case 0 -> c.allToAll(send, recv, 512, DataType.F32);
-                                case 1 -> c.allGather(send, recv, 1024, DataType.F32);
-                                case 2 -> c.reduceScatter(recv, send, 1024, DataType.F32, ReduceOp.SUM);
-                                default -> c.broadcast(send, 1024, DataType.F32, 0);
-                            }
-                        };
-                        for (int i = 0; i < 5_000; i++) {
-                            call.run();
-                        }
-                        long bytes = Long.MAX_VALUE;
-                        for (int round = 0; round < ROUNDS; round++) {
-                            long before = mx.getCurrentThreadAllocatedBytes();
-                            for (int i = 0; i < 200; i++) {
-                                call.run();
-                            }
-                            bytes = Math.min(bytes, (mx.getCurrentThreadAllocatedBytes() - before) / 200);
-                        }
-                        perCall[rank][kind] = bytes;
-                        System.out.println(provider + " rank " + rank + " " + names[kind] + ": " + bytes + " B/call");
-                    }
-                    c.barrier();
-                }
-            });
-            for (long[] rank : perCall) {
-                for (int kind = 0; kind < names.length; kind++) {
-                    assertTrue(rank[kind] < 8, provider + ": " + rank[kind] + " bytes allocated per " + names[kind]);
-                }
+        onTwoRanks(provider, Duration.ofMinutes(2), names, (rank, c, arena, perCall) -> {
+            MemorySegment send = arena.allocate(4096);
+            MemorySegment recv = arena.allocate(8192);
+            Runnable[] calls = {
+                    () -> c.allToAll(send, recv, 512, DataType.F32),
+                    () -> c.allGather(send, recv, 1024, DataType.F32),
+                    () -> c.reduceScatter(recv, send, 1024, DataType.F32, ReduceOp.SUM),
+                    () -> c.broadcast(send, 1024, DataType.F32, 0)};
+            for (int kind = 0; kind < calls.length; kind++) {
+                perCall[kind] = bytesPerCall(calls[kind], 5_000, NO_THREAD);
+                System.out.println(provider + " rank " + rank + " " + names[kind] + ": " + perCall[kind] + " B/call");
             }
-        }
+        });
     }
-
-    private static final Duration AWAIT = Duration.ofSeconds(30);
 
     @ParameterizedTest
     @EnumSource(value = TransportConfig.Provider.class, names = {"SHM", "TCP"})
     void asynchronousCallsAndTheBucketerAllocateNothingPerCall(TransportConfig.Provider provider) throws Exception {
-        assumeTrue(provider != TransportConfig.Provider.TCP || SteadyStateWorkload.selectorAllocates() == null,
-                SteadyStateWorkload.selectorAllocates());
-        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(provider))) {
-            long[][] perCall = new long[2][3];
-            g.run(Duration.ofMinutes(3), (rank, t, store) -> {
-                try (Communicator c = Communicator.builder().transport(t).store(store)
-                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(30))).build();
-                     Arena arena = Arena.ofShared()) {
-                    MemorySegment small = arena.allocate(256);
-                    MemorySegment[] batch = new MemorySegment[4];
-                    for (int k = 0; k < batch.length; k++) {
-                        batch[k] = arena.allocate(4096);
-                    }
-                    Work[] works = new Work[batch.length];
-                    List<MemorySegment> grads = new ArrayList<>();
-                    for (int k = 0; k < 6; k++) {
-                        grads.add(arena.allocate(1024L << k)); // 1-32 KiB gradients, several per 16 KiB bucket
-                    }
-                    Runnable oneByOne = () -> c.allReduceAsync(small, DataType.F32, ReduceOp.SUM).await(AWAIT);
-                    // several queued at once: the progress thread and the waiter both run them
-                    Runnable batched = () -> {
-                        for (int k = 0; k < batch.length; k++) {
-                            works[k] = c.allReduceAsync(batch[k], DataType.F32, ReduceOp.SUM);
-                        }
-                        for (Work w : works) {
-                            w.await(AWAIT);
-                        }
-                    };
-                    try (GradientBucketer bucketer = new GradientBucketer(c, DataType.F32, grads, 16 << 10,
-                            ReduceOp.AVG)) {
-                        Runnable step = () -> {
-                            for (int k = 0; k < grads.size(); k++) {
-                                bucketer.markReady(k);
-                            }
-                            bucketer.finish(AWAIT);
-                        };
-                        Runnable[] kinds = {oneByOne, batched, step};
-                        for (int kind = 0; kind < kinds.length; kind++) {
-                            for (int i = 0; i < 20_000; i++) { // until C2 compiled the SIMD kernels (see above)
-                                kinds[kind].run();
-                            }
-                            long progressThread = c.progressThreadId();
-                            long bytes = Long.MAX_VALUE;
-                            for (int round = 0; round < ROUNDS; round++) {
-                                long before = mx.getCurrentThreadAllocatedBytes()
-                                        + mx.getThreadAllocatedBytes(progressThread);
-                                int calls = 200;
-                                for (int i = 0; i < calls; i++) {
-                                    kinds[kind].run();
-                                }
-                                long after = mx.getCurrentThreadAllocatedBytes()
-                                        + mx.getThreadAllocatedBytes(progressThread);
-                                bytes = Math.min(bytes, (after - before) / calls);
-                            }
-                            perCall[rank][kind] = bytes;
-                            System.out.println(provider + " rank " + rank + " async kind " + kind + ": " + bytes
-                                    + " B/call");
-                        }
-                    }
-                    c.barrier();
+        String[] names = {"allReduceAsync + await", "4 queued allReduceAsync", "bucketer step"};
+        onTwoRanks(provider, Duration.ofMinutes(3), names, (rank, c, arena, perCall) -> {
+            MemorySegment small = arena.allocate(256);
+            MemorySegment[] batch = new MemorySegment[4];
+            for (int k = 0; k < batch.length; k++) {
+                batch[k] = arena.allocate(4096);
+            }
+            Work[] works = new Work[batch.length];
+            List<MemorySegment> grads = new ArrayList<>();
+            for (int k = 0; k < 6; k++) {
+                grads.add(arena.allocate(1024L << k)); // 1-32 KiB gradients, several per 16 KiB bucket
+            }
+            Runnable oneByOne = () -> c.allReduceAsync(small, DataType.F32, ReduceOp.SUM).await(AWAIT);
+            // several queued at once: the progress thread and the waiter both run them
+            Runnable batched = () -> {
+                for (int k = 0; k < batch.length; k++) {
+                    works[k] = c.allReduceAsync(batch[k], DataType.F32, ReduceOp.SUM);
                 }
-            });
-            String[] names = {"allReduceAsync + await", "4 queued allReduceAsync", "bucketer step"};
-            for (long[] rank : perCall) {
-                for (int kind = 0; kind < names.length; kind++) {
-                    assertTrue(rank[kind] < 8, provider + ": " + rank[kind] + " bytes allocated per " + names[kind]);
+                for (Work w : works) {
+                    w.await(AWAIT);
+                }
+            };
+            try (GradientBucketer bucketer = new GradientBucketer(c, DataType.F32, grads, 16 << 10, ReduceOp.AVG)) {
+                Runnable step = () -> {
+                    for (int k = 0; k < grads.size(); k++) {
+                        bucketer.markReady(k);
+                    }
+                    bucketer.finish(AWAIT);
+                };
+                Runnable[] kinds = {oneByOne, batched, step};
+                for (int kind = 0; kind < kinds.length; kind++) {
+                    // 20,000: until C2 compiled the SIMD kernels (see above)
+                    perCall[kind] = bytesPerCall(kinds[kind], 20_000, c::progressThreadId);
+                    System.out.println(provider + " rank " + rank + " async kind " + kind + ": " + perCall[kind] + " B/call");
                 }
             }
-        }
+        });
     }
 }
