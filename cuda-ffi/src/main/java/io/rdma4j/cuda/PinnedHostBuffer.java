@@ -12,7 +12,9 @@ import java.lang.foreign.MemorySegment;
  * copies, and the bounce buffer of the staged GPU path. {@link #segment()} is ordinary native
  * memory of {@link #byteSize()} bytes, so it can also be registered with an RDMA NIC (verbs
  * MemoryRegion, Transport.register). After close the segment is invalid: any access throws
- * IllegalStateException instead of touching freed memory.
+ * IllegalStateException instead of touching freed memory. A close while a native call on another
+ * thread still runs with the segment as an argument is refused (IllegalStateException, the buffer
+ * stays open and can be closed again), since freeing the memory would pull it from under that call.
  */
 public final class PinnedHostBuffer extends NativeResource {
     private final CudaContext context;
@@ -77,10 +79,20 @@ public final class PinnedHostBuffer extends NativeResource {
                 "the driver does not recognize " + description() + " as page-locked memory"));
     }
 
+    /** Invalidates the segment, so that nothing can read it after the driver frees it. */
+    @Override
+    protected void revokeAccess() {
+        try {
+            scope.close();
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException(description() + " is in use by a native call on another thread"
+                    + " (its segment is an argument of a call still running); it stays open: close it again"
+                    + " once that call returned", e);
+        }
+    }
+
     @Override
     protected void release() {
-        // Invalidate the segment first, so that nothing can read it after the driver frees it.
-        scope.close();
         context.bind();
         CudaResult.check(CudaDriver.cuMemFreeHost(MemorySegment.ofAddress(segment.address())), "cuMemFreeHost", this);
     }

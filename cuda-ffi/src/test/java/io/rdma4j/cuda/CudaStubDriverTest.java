@@ -10,11 +10,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -314,6 +320,76 @@ class CudaStubDriverTest {
         assertEquals(live, stub.liveHostAllocations());
         assertThrows(IllegalStateException.class, () -> s.get(ValueLayout.JAVA_BYTE, 0), "freed memory is not readable");
         assertThrows(IllegalStateException.class, p::segment);
+    }
+
+    /**
+     * A native call holds the arena of the segments it was given for as long as it runs; here libc's
+     * qsort, whose comparator (an upcall) blocks until the test lets it go.
+     */
+    @Test
+    void aPinnedBufferThatANativeCallStillReadsIsNotFreedUnderIt() throws Exception {
+        int live = stub.liveHostAllocations();
+        PinnedHostBuffer p = context.allocatePinned(4096);
+        p.segment().set(ValueLayout.JAVA_LONG, 0, 2);
+        p.segment().set(ValueLayout.JAVA_LONG, 8, 1);
+        CountDownLatch inCall = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        AtomicReference<Throwable> sortFailed = new AtomicReference<>();
+        Thread sorter = Thread.ofPlatform().start(() -> {
+            try {
+                BlockingSort.sortTwoLongs(p.segment(), inCall, letGo);
+            } catch (Throwable t) {
+                sortFailed.set(t);
+            }
+        });
+        try {
+            assertTrue(inCall.await(10, java.util.concurrent.TimeUnit.SECONDS), "qsort called its comparator");
+            var refused = assertThrows(IllegalStateException.class, p::close);
+            assertTrue(refused.getMessage().contains("PinnedHostBuffer") && refused.getMessage().contains("in use"),
+                    refused.getMessage());
+            assertFalse(p.isClosed(), "a refused close leaves the buffer open");
+            assertEquals(live + 1, stub.liveHostAllocations(), "the memory under the running call is not freed");
+        } finally {
+            letGo.countDown();
+            sorter.join(10_000);
+        }
+        assertNull(sortFailed.get());
+        assertEquals(1, p.segment().get(ValueLayout.JAVA_LONG, 0), "the call finished on live memory");
+        p.close();
+        assertTrue(p.isClosed());
+        assertEquals(live, stub.liveHostAllocations(), "closed again after the call, the memory is freed");
+    }
+
+    /** qsort of two longs whose first comparison waits for a latch: a native call that runs as long as a test wants. */
+    private static final class BlockingSort {
+        private static CountDownLatch entered;
+        private static CountDownLatch proceed;
+
+        private static int compare(MemorySegment a, MemorySegment b) {
+            entered.countDown();
+            try {
+                proceed.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return Long.compare(a.reinterpret(8).get(ValueLayout.JAVA_LONG, 0), b.reinterpret(8).get(ValueLayout.JAVA_LONG, 0));
+        }
+
+        static synchronized void sortTwoLongs(MemorySegment longs, CountDownLatch inCall, CountDownLatch letGo) throws Throwable {
+            entered = inCall;
+            proceed = letGo;
+            Linker linker = Linker.nativeLinker();
+            MethodHandle qsort = linker.downcallHandle(linker.defaultLookup().find("qsort").orElseThrow(),
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                            ValueLayout.ADDRESS));
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment comparator = linker.upcallStub(
+                        MethodHandles.lookup().findStatic(BlockingSort.class, "compare", MethodType.methodType(
+                                int.class, MemorySegment.class, MemorySegment.class)),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS), arena);
+                qsort.invokeExact(longs, 2L, 8L, comparator);
+            }
+        }
     }
 
     @Test

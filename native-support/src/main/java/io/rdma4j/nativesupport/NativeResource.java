@@ -96,8 +96,9 @@ public abstract class NativeResource implements AutoCloseable {
 
     /**
      * Closes this object: its handle is freed now if no child is open, else when the last one
-     * closes. Idempotent. A failure to free the handle is thrown from the call that frees it
-     * (this one, or a child's close).
+     * closes. Idempotent once it succeeded; a refusal of {@link #revokeAccess()} leaves the object
+     * open. A failure to free the handle is thrown from the call that frees it (this one, or a
+     * child's close).
      */
     @Override
     public final void close() {
@@ -105,6 +106,7 @@ public abstract class NativeResource implements AutoCloseable {
             if (closed) {
                 return;
             }
+            revokeAccess();
             closed = true;
         }
         RuntimeException failure = null;
@@ -137,6 +139,16 @@ public abstract class NativeResource implements AutoCloseable {
         }
         first.addSuppressed(next);
         return first;
+    }
+
+    /**
+     * Makes this object's memory inaccessible to Java code, before {@link #close()} marks it
+     * closed: e.g. closes the shared arena of a segment it hands out. A failure leaves the object
+     * open and is thrown from that close, which can then be called again: a shared arena that
+     * another thread holds acquired (a native call running with the segment) refuses to close,
+     * and freeing the memory under that call is what the arena is there to prevent.
+     */
+    protected void revokeAccess() {
     }
 
     /**
