@@ -13,8 +13,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Handles are reused, so that an asynchronous call allocates nothing: once {@code await}
  * has returned or thrown the call's exception, the handle belongs to its communicator again and
  * a later call may return the same object. Do not keep a handle past its {@code await}; awaiting
- * it a second time throws {@link IllegalStateException} while it is not reissued. A handle whose
- * {@link #future()} was asked for is never reused.
+ * it a second time throws {@link IllegalStateException} while it is not reissued. Threads that
+ * await one handle at the same time all see its outcome; it goes back when the last of them
+ * returns. A handle whose {@link #future()} was asked for is never reused.
  *
  * <p>A thread that awaits runs the communicator's queued calls itself, up to and including its
  * own, when the progress thread is not running them at that moment: waiting costs no hand-off.
@@ -36,6 +37,8 @@ public final class Work {
     private Throwable failure;
     private volatile Thread waiter;
     private volatile CompletableFuture<Void> future;
+    /** Threads inside {@link #awaitNanos} for the current call (guarded by this handle's lock). */
+    private int awaiting;
 
     Work(IssueOrder owner) {
         this.owner = owner;
@@ -182,8 +185,11 @@ public final class Work {
      * false if the call is still running after {@code timeoutNanos} (the handle stays valid).
      */
     boolean awaitNanos(long timeoutNanos) {
-        if (state == FREE) {
-            throw new IllegalStateException("this Work was awaited already and belongs to its communicator again");
+        synchronized (this) {
+            if (state == FREE) {
+                throw new IllegalStateException("this Work was awaited already and belongs to its communicator again");
+            }
+            awaiting++;
         }
         long start = System.nanoTime();
         int idles = 0;
@@ -194,9 +200,11 @@ public final class Work {
             }
             long left = timeoutNanos - (System.nanoTime() - start);
             if (left <= 0) {
+                leaveUnfinished();
                 return false;
             }
             if (Thread.interrupted()) {
+                leaveUnfinished();
                 Thread.currentThread().interrupt();
                 throw new InterruptedWait("interrupted while waiting for " + kind.apiName
                         + " (the call goes on; its handle stays valid)");
@@ -214,10 +222,12 @@ public final class Work {
             }
             idles++;
         }
-        Throwable t = failure;
+        Throwable t;
         boolean reusable;
         synchronized (this) { // after complete() read the future: see there
-            reusable = future == null;
+            t = failure;
+            // the last of several threads awaiting one call hands it back: the others still read its outcome
+            reusable = --awaiting == 0 && future == null;
             if (reusable) {
                 state = FREE;
                 failure = null;
@@ -230,6 +240,11 @@ public final class Work {
             throw rethrow(t);
         }
         return true;
+    }
+
+    /** A wait that ends before the call did (timeout, interrupt): the handle stays with its caller. */
+    private synchronized void leaveUnfinished() {
+        awaiting--;
     }
 
     static RuntimeException rethrow(Throwable t) {

@@ -181,4 +181,45 @@ class AsyncCallsTest {
             });
         }
     }
+    /**
+     * Two threads of rank 0 await one handle while rank 1 joins late: both see the call's outcome,
+     * and the handle goes back once, so the next two calls get two handles (a handle recycled twice
+     * came back for both, and awaiting one of them returned while the other's call still ran).
+     */
+    @Test
+    void threadsAwaitingOneHandleAllSeeItsOutcomeAndItComesBackOnce() throws Exception {
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = communicator(g, rank, AWAIT)) {
+                    c.barrier(); // both connected
+                    float[] v = {rank + 1};
+                    if (rank == 1) {
+                        Thread.sleep(500);
+                        c.allReduce(v, ReduceOp.SUM);
+                        c.barrier();
+                        c.barrier();
+                        return;
+                    }
+                    Work w = c.allReduceAsync(MemorySegment.ofArray(v), DataType.F32, ReduceOp.SUM);
+                    java.util.concurrent.atomic.AtomicReference<Throwable> otherFailed = new java.util.concurrent.atomic.AtomicReference<>();
+                    Thread other = Thread.ofPlatform().start(() -> {
+                        try {
+                            w.await(AWAIT);
+                        } catch (Throwable e) {
+                            otherFailed.set(e);
+                        }
+                    });
+                    w.await(AWAIT);
+                    other.join(30_000);
+                    assertEquals(null, otherFailed.get(), "the second waiter saw the call succeed");
+                    assertEquals(3f, v[0]);
+                    Work a = c.barrierAsync();
+                    Work b = c.barrierAsync();
+                    assertNotSame(a, b, "one handle for two calls in flight");
+                    a.await(AWAIT);
+                    b.await(AWAIT);
+                }
+            });
+        }
+    }
 }
