@@ -66,11 +66,24 @@ final class Bootstrap {
         CollectiveOptions opts = b.options != null ? b.options : CollectiveOptions.fromEnvironment(System.getenv());
         TransportConfig tc = b.transportConfig != null ? b.transportConfig : TransportConfig.fromEnvironment();
         boolean ownsTransport = b.transport == null;
-        // the n-th world of every rank on this store: what an earlier world left there (its
-        // hosts, its faults, its transports' endpoints) is not read as this one's
-        String id = store == null ? "local" : size + "." + store.add(GENERATION_KEY + size + "/" + rank, 1);
-        Store worldStore = store == null ? null : store.scoped(WORLD_KEY + id + "/");
-        Transport t = ownsTransport ? Transports.create(tc, worldStore, rank, size) : b.transport;
+        if (!ownsTransport) {
+            World.claim(b.transport); // a transport this build makes serves no other world
+        }
+        String id;
+        Store worldStore;
+        Transport t;
+        try {
+            // the n-th world of every rank on this store: what an earlier world left there (its
+            // hosts, its faults, its transports' endpoints) is not read as this one's
+            id = store == null ? "local" : size + "." + store.add(GENERATION_KEY + size + "/" + rank, 1);
+            worldStore = store == null ? null : store.scoped(WORLD_KEY + id + "/");
+            t = ownsTransport ? Transports.create(tc, worldStore, rank, size) : b.transport;
+        } catch (RuntimeException | Error e) {
+            if (!ownsTransport) {
+                World.release(b.transport);
+            }
+            throw e;
+        }
         Transport local = b.localTransport;
         boolean ownsLocal = false;
         try {
@@ -102,6 +115,7 @@ final class Bootstrap {
             return new World(engine, t, ownsTransport, store, b.ownsStore, id, local, ownsLocal, topo, h,
                     b.policy.forTransport(t.provider()));
         } catch (RuntimeException | Error e) {
+            World.release(t);
             if (ownsLocal) {
                 local.close();
             }

@@ -8,27 +8,32 @@ import java.lang.foreign.MemorySegment;
  * under the communicator's issue lock and run, oldest first, by whichever thread holds the
  * engine: the progress thread, a thread awaiting one of them, or a synchronous call that must
  * run after them. That single-consumer-under-a-lock discipline is what keeps execution in issue
- * order. The one consumer without the engine is {@link #failAll}, for a communicator aborted while
+ * order, across the queues of a world and its splits too ({@link SharedIssueOrder}). The one consumer without the engine is {@link #failAll}, for a communicator aborted while
  * another holds the engine; the queue's own monitor, held by whoever takes calls out of it, keeps
  * it from overtaking a call still being run.
  */
 final class CallQueue {
     private final Request[] requests;
     private final Work[] works;
+    /** Each queued call's place in the issue order shared with the other queues of the engine. */
+    private final long[] tickets;
     private final int mask;
     private final CollectiveCalls calls;
+    private final SharedIssueOrder shared;
     /** Sequence number of the next call to run; written only by the engine's holder. */
     private volatile long head;
     /** Sequence number the next issued call gets; written only under the issue lock. */
     private volatile long tail;
 
     /** @param capacity a power of two: how many calls may wait at once */
-    CallQueue(int capacity, CollectiveCalls calls) {
+    CallQueue(int capacity, CollectiveCalls calls, SharedIssueOrder shared) {
         if (Integer.bitCount(capacity) != 1) {
             throw new IllegalArgumentException("queue capacity " + capacity + " is not a power of two");
         }
         this.requests = new Request[capacity];
         this.works = new Work[capacity];
+        this.tickets = new long[capacity];
+        this.shared = shared;
         for (int i = 0; i < capacity; i++) {
             requests[i] = new Request();
         }
@@ -44,6 +49,11 @@ final class CallQueue {
         return head == tail;
     }
 
+    /** The number of the oldest queued call (of the next one issued, if none is queued). */
+    long headSeq() {
+        return head;
+    }
+
     /** Whether the call numbered {@code seq} was taken to run (it may still be running). */
     boolean started(long seq) {
         return head > seq;
@@ -56,23 +66,40 @@ final class CallQueue {
         int i = (int) (t & mask);
         requests[i].set(kind, send, recv, count, type, op, root, algorithm);
         works[i] = work;
+        tickets[i] = shared.nextTicket();
         work.issue(kind, t);
         tail = t + 1;
     }
 
-    /** Runs the queued calls numbered up to {@code seq}, oldest first; the caller holds the engine. */
+    /** The ticket of the oldest queued call, {@link Long#MAX_VALUE} if none is queued. */
+    long headTicket() {
+        long h = head;
+        return h == tail ? Long.MAX_VALUE : tickets[(int) (h & mask)];
+    }
+
+    /**
+     * Runs the queued calls numbered up to {@code seq}, oldest first, each after the older calls
+     * of the queues it shares the engine with; the caller holds the engine.
+     */
     void runThrough(long seq) {
-        if (head > seq || head == tail) {
-            return;
-        }
-        synchronized (this) {
-            while (head <= seq && head != tail) {
-                runOldest();
+        while (head <= seq && head != tail) {
+            shared.runOlderThan(headTicket());
+            synchronized (this) {
+                if (head <= seq && head != tail) {
+                    runOldest();
+                }
             }
         }
     }
 
-    /** Runs every queued call; the caller holds the engine. */
+    /** Runs the oldest queued call if its ticket is below {@code ticket}; the caller holds the engine. */
+    synchronized void runOldestBefore(long ticket) {
+        if (head != tail && tickets[(int) (head & mask)] < ticket) {
+            runOldest();
+        }
+    }
+
+    /** Runs every queued call (and the older ones of the queues it shares the engine with); the caller holds the engine. */
     void runAll() {
         runThrough(Long.MAX_VALUE);
     }

@@ -47,7 +47,8 @@ import static io.rdma4j.collectives.Request.NO_ROOT;
  * return a reusable {@link Work} handle and run on the communicator's progress thread, or on a
  * thread that awaits them; neither kind allocates once warm. All of them, synchronous or not,
  * execute and complete in issue order. Collectives of communicators that share a transport
- * (a world and its splits) execute one at a time.
+ * (a world and its splits) execute one at a time, in the order each rank issued them across
+ * those communicators, so every rank must issue them in the same order there too.
  *
  * <p><b>Faults.</b> A collective that fails (dead or unresponsive peer, mismatched call,
  * abort, timeout) throws a {@link CollectiveException} naming the rank to blame, on every rank
@@ -70,7 +71,7 @@ public final class Communicator implements AutoCloseable {
         this.group = group;
         this.state = state;
         this.calls = new CollectiveCalls(world, group, state, isWorld);
-        this.issue = new IssueOrder(calls, world.engine, state,
+        this.issue = new IssueOrder(calls, world.engine, world.issueOrder, state,
                 "rdma4j-comm" + group.ctx() + "-r" + state.worldRank());
         if (!isWorld) {
             world.splitOpened(issue);

@@ -5,6 +5,10 @@ import io.rdma4j.collectives.core.Engine;
 
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -14,8 +18,8 @@ import java.util.function.Supplier;
  * thread; an asynchronous one is written into the preallocated {@link CallQueue} and run by the
  * {@link ProgressThread} or by a thread that awaits it. All of them execute in the order issued,
  * each holding the engine's lock (which a world shares with its splits, so their collectives over
- * the shared transport run one at a time): a synchronous call first runs the asynchronous calls
- * issued before it. Neither path allocates once warm: the queue's requests and the {@link Work}
+ * the shared transport run one at a time, in the order issued across them: {@link
+ * SharedIssueOrder}): a synchronous call first runs the asynchronous calls issued before it. Neither path allocates once warm: the queue's requests and the {@link Work}
  * handles are reused.
  */
 final class IssueOrder {
@@ -30,19 +34,31 @@ final class IssueOrder {
     private final String progressName;
     private final Request syncRequest = new Request();
     private final CallQueue queue;
-    /** Awaited handles, ready for reuse (guarded by itself). */
-    private final Work[] freeWorks = new Work[QUEUE_CAPACITY];
+    private final SharedIssueOrder shared;
+    /** Guards the pool of awaited handles. */
+    private final Object freeLock = new Object();
+    /**
+     * Awaited handles, ready for reuse. It grows to the most handles a caller ever had out at once
+     * (more than the queue's capacity when a caller awaits late: GradientBucketer's buckets), so
+     * that a steady state of that many allocates none.
+     */
+    private Work[] freeWorks = new Work[QUEUE_CAPACITY];
     private int freeCount;
     private ProgressThread progress;
+    /** Completes the futures asked of handles (see {@link Work#future()}); made for the first one. */
+    private ExecutorService futureCompleter;
     private boolean closed;
 
-    IssueOrder(CollectiveCalls calls, Engine engine, CommState state, String progressName) {
+    /** @param shared the issue order of the communicators that share {@code engine} (a world and its splits) */
+    IssueOrder(CollectiveCalls calls, Engine engine, SharedIssueOrder shared, CommState state, String progressName) {
         this.calls = calls;
         this.engine = engine;
         this.engineLock = engine.lock();
         this.state = state;
         this.progressName = progressName;
-        this.queue = new CallQueue(QUEUE_CAPACITY, calls);
+        this.shared = shared;
+        this.queue = new CallQueue(QUEUE_CAPACITY, calls, shared);
+        shared.add(queue);
     }
 
     /** A wait for one of this order's calls ran out of its own bound while another thread drives them. */
@@ -105,7 +121,7 @@ final class IssueOrder {
     }
 
     private Work takeWork() {
-        synchronized (freeWorks) {
+        synchronized (freeLock) {
             if (freeCount > 0) {
                 Work w = freeWorks[--freeCount];
                 freeWorks[freeCount] = null;
@@ -115,12 +131,33 @@ final class IssueOrder {
         return new Work(this);
     }
 
-    /** An awaited handle comes back; beyond what the pool holds it is left to the collector. */
+    /** An awaited handle comes back. */
     void recycle(Work w) {
-        synchronized (freeWorks) {
-            if (freeCount < freeWorks.length) {
-                freeWorks[freeCount++] = w;
+        synchronized (freeLock) {
+            if (freeCount == freeWorks.length) {
+                freeWorks = java.util.Arrays.copyOf(freeWorks, 2 * freeWorks.length);
             }
+            freeWorks[freeCount++] = w;
+        }
+    }
+
+    /** Completes {@code f} (a call's future) on the thread of its own, in the order of these calls. */
+    void completeLater(CompletableFuture<Void> f, Throwable failure) {
+        ExecutorService e;
+        synchronized (this) {
+            if (futureCompleter == null) {
+                futureCompleter = Executors.newSingleThreadExecutor(r -> {
+                    Thread t = new Thread(r, progressName + "-futures");
+                    t.setDaemon(true);
+                    return t;
+                });
+            }
+            e = futureCompleter;
+        }
+        try {
+            e.execute(() -> Work.completeFuture(f, failure));
+        } catch (RejectedExecutionException closedAlready) {
+            Work.completeFuture(f, failure); // after close: no call runs any more, nothing is held
         }
     }
 
@@ -136,11 +173,14 @@ final class IssueOrder {
         }
     }
 
-    /** Start of a synchronous call (under issueLock): holding the engine, after earlier asynchronous calls. */
+    /**
+     * Start of a synchronous call (under issueLock): holding the engine, after the asynchronous
+     * calls issued before it, of this communicator and of those it shares the engine with.
+     */
     private void enter() {
         EngineLocking.lock(engineLock, state);
         try {
-            queue.runAll();
+            shared.runOlderThan(shared.issued());
             calls.checkUsable();
         } catch (RuntimeException e) {
             engineLock.unlock();
@@ -150,7 +190,10 @@ final class IssueOrder {
 
     /**
      * Waits up to {@code timeout} for the queued asynchronous calls, then refuses every later
-     * call; calls still queued then fail as closed. Returns false if it was closed already.
+     * call; calls still queued then fail as closed, without touching their buffers. A call that
+     * is running then is waited for (its own no-progress timeout bounds it): once this returns,
+     * every handle of this communicator is done and no call uses its buffers. Returns false if it
+     * was closed already.
      */
     boolean close(Duration timeout) {
         synchronized (issueLock) {
@@ -159,14 +202,31 @@ final class IssueOrder {
             }
             long deadline = System.nanoTime() + timeout.toNanos();
             while (!queue.isEmpty() && System.nanoTime() - deadline < 0) {
-                if (!runQueuedThrough(Long.MAX_VALUE)) {
+                // one call at a time, so that the deadline is looked at between calls
+                if (!runQueuedThrough(queue.headSeq())) {
                     LockSupport.parkNanos(100_000);
                 }
             }
             closed = true;
             state.markClosed();
+            // the call another thread may be running ends before that thread lets go of the engine;
+            // the calls queued behind it fail here, so that every handle is done when this returns
+            engineLock.lock();
+            try {
+                calls.checkUsable();
+            } catch (RuntimeException closedNow) {
+                queue.failAll(closedNow);
+            } finally {
+                engineLock.unlock();
+            }
+            shared.remove(queue);
             if (progress != null) {
                 progress.stop();
+            }
+            synchronized (this) {
+                if (futureCompleter != null) {
+                    futureCompleter.shutdown(); // the completions handed to it still run
+                }
             }
             return true;
         }

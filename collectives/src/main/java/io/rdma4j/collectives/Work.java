@@ -74,13 +74,16 @@ public final class Work {
             LockSupport.unpark(w);
         }
         if (f != null) {
-            completeFuture(f, failure);
+            owner.completeLater(f, failure);
         }
     }
 
     /**
      * A future completed when the collective completes (exceptionally if it failed). A
-     * convenience that allocates; the handle is not reused afterwards.
+     * convenience that allocates; the handle is not reused afterwards. Its dependent actions
+     * ({@code thenRun} and the like) run on a thread of the communicator's own, in issue order,
+     * not on the thread that ran the call, which holds the engine while it completes calls: an
+     * action that issues or awaits another call there could wait for that thread forever.
      */
     public CompletableFuture<Void> future() {
         CompletableFuture<Void> f;
@@ -99,7 +102,7 @@ public final class Work {
         return f;
     }
 
-    private static void completeFuture(CompletableFuture<Void> f, Throwable t) {
+    static void completeFuture(CompletableFuture<Void> f, Throwable t) {
         if (t == null) {
             f.complete(null);
         } else {

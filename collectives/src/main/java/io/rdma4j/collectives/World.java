@@ -6,6 +6,8 @@ import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.bootstrap.Store;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -25,6 +27,8 @@ final class World {
     final Hierarchy hierarchy;
     final AlgorithmPolicy policy;
     final ContextIds contextIds = new ContextIds();
+    /** The order of the asynchronous calls of this world and its splits, which share {@link #engine}. */
+    final SharedIssueOrder issueOrder = new SharedIssueOrder();
     /** Which of the worlds built on its store this is: its size and count (see {@link io.rdma4j.collectives.core.CommState#world}). */
     final String id;
     private final boolean ownsTransport;
@@ -35,6 +39,31 @@ final class World {
      * split's progress thread outlives the transport it drives.
      */
     private final Set<IssueOrder> openSplits = ConcurrentHashMap.newKeySet();
+
+    /**
+     * The transports an open world runs over. Every world numbers its communicators' message tags
+     * from the same context id, so a second open world on one transport would take the first's
+     * messages as its own (equal calls on the two would even match and mix their data).
+     */
+    private static final Set<Transport> IN_USE = Collections.newSetFromMap(new IdentityHashMap<>());
+
+    /** Takes {@code t} for a world being built; refused while another open world runs over it. */
+    static void claim(Transport t) {
+        synchronized (IN_USE) {
+            if (!IN_USE.add(t)) {
+                throw new IllegalStateException("the transport of rank " + t.rank() + " (" + t.provider()
+                        + ") already serves an open world communicator, whose messages a second one would take"
+                        + " as its own: use split() for a subgroup, or close that communicator first");
+            }
+        }
+    }
+
+    /** {@code t} no longer serves a world (closed, or its build failed). */
+    static void release(Transport t) {
+        synchronized (IN_USE) {
+            IN_USE.remove(t);
+        }
+    }
 
     World(Engine engine, Transport transport, boolean ownsTransport, Store store, boolean ownsStore, String id,
           Transport localTransport, boolean ownsLocal, Topology topology, Hierarchy hierarchy, AlgorithmPolicy policy) {
@@ -83,6 +112,7 @@ final class World {
         } finally {
             engine.lock().unlock();
         }
+        release(transport);
         if (ownsLocal) {
             localTransport.close();
         }

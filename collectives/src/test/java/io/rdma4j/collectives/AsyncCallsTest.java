@@ -222,4 +222,123 @@ class AsyncCallsTest {
             });
         }
     }
+    /**
+     * A world's and its split's asynchronous calls, issued in the same order on both ranks: rank 0
+     * awaits the split's call first (so its thread runs that queue), rank 1 the world's. Each rank
+     * must still run the world's call first, or each waits inside a different collective for the
+     * other until the timeout.
+     */
+    @Test
+    void callsOfAWorldAndItsSplitRunInIssueOrderWhicheverIsAwaitedFirst() throws Exception {
+        LocalWorld.tcp(2, Duration.ofSeconds(3), (rank, world) -> {
+            try (Communicator split = world.split(0, rank)) {
+                for (int round = 0; round < 20; round++) {
+                    float[] a = {rank + 1};
+                    float[] b = {10 * (rank + 1)};
+                    Work wa = world.allReduceAsync(MemorySegment.ofArray(a), DataType.F32, ReduceOp.SUM);
+                    Work wb = split.allReduceAsync(MemorySegment.ofArray(b), DataType.F32, ReduceOp.SUM);
+                    if (rank == 0) {
+                        wb.await(AWAIT);
+                        wa.await(AWAIT);
+                    } else {
+                        wa.await(AWAIT);
+                        wb.await(AWAIT);
+                    }
+                    assertEquals(3f, a[0], "round " + round);
+                    assertEquals(30f, b[0], "round " + round);
+                }
+            }
+        });
+    }
+
+    /**
+     * A synchronous call on a split between a world's asynchronous call and its await: the
+     * world's progress thread and the split's caller meet at the shared engine, and on every rank
+     * the world's call, issued first, must run first.
+     */
+    @Test
+    void aSynchronousSplitCallRunsAfterTheWorldsCallIssuedBeforeIt() throws Exception {
+        LocalWorld.tcp(2, Duration.ofSeconds(3), (rank, world) -> {
+            try (Communicator split = world.split(0, rank)) {
+                for (int round = 0; round < 100; round++) {
+                    float[] a = {rank + 1};
+                    float[] b = {10 * (rank + 1)};
+                    Work wa = world.allReduceAsync(MemorySegment.ofArray(a), DataType.F32, ReduceOp.SUM);
+                    split.allReduce(b, ReduceOp.SUM);
+                    wa.await(AWAIT);
+                    assertEquals(3f, a[0], "round " + round);
+                    assertEquals(30f, b[0], "round " + round);
+                }
+            }
+        });
+    }
+    /**
+     * A future's action issues another call while this thread's synchronous call waits for the
+     * engine: had the action run on the progress thread that completed the first call (holding the
+     * engine), it would have waited for this thread's issue lock, and this thread for the engine,
+     * for good.
+     */
+    @Test
+    void aFuturesActionThatIssuesACallDoesNotRunWhereTheEngineIsHeld() throws Exception {
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofSeconds(30), (rank, t, store) -> {
+                try (Communicator c = communicator(g, rank, Duration.ofSeconds(10))) {
+                    c.barrier(); // both connected
+                    float[] v = {rank + 1};
+                    if (rank == 1) {
+                        c.barrier();
+                        Thread.sleep(500);
+                        c.allReduce(v, ReduceOp.SUM);
+                        c.barrier();
+                        c.barrier();
+                        return;
+                    }
+                    c.barrierAsync().await(AWAIT); // the progress thread is up
+                    Work w = c.allReduceAsync(MemorySegment.ofArray(v), DataType.F32, ReduceOp.SUM);
+                    java.util.concurrent.CompletableFuture<Work> next = w.future().thenApply(ignored -> c.barrierAsync());
+                    Thread.sleep(100); // the progress thread runs w, rank 1 is not there yet
+                    c.barrier();
+                    next.get(20, TimeUnit.SECONDS).await(AWAIT);
+                    assertEquals(3f, v[0]);
+                }
+            });
+        }
+    }
+    /**
+     * A split closed while its queued calls still run (rank 1 joins each 0.6 s late and only the
+     * first two, the close waits up to the 1 s timeout): close returns only once no call uses the
+     * buffers any more, the running one finished and the one still queued failed as closed, so
+     * every handle is done by then; before, it returned at its deadline with a call still running
+     * on the progress thread, over memory the caller then frees.
+     */
+    @Test
+    void closingASplitWaitsForTheCallItsProgressThreadRuns() throws Exception {
+        LocalWorld.tcp(2, Duration.ofSeconds(1), (rank, world) -> {
+            Communicator split = world.split(0, rank);
+            float[][] v = new float[3][];
+            if (rank == 1) {
+                for (int k = 0; k < 2; k++) {
+                    Thread.sleep(600);
+                    v[k] = new float[] {2};
+                    split.allReduce(v[k], ReduceOp.SUM);
+                }
+                split.close();
+                return;
+            }
+            Work[] works = new Work[v.length];
+            for (int k = 0; k < v.length; k++) {
+                v[k] = new float[] {1};
+                works[k] = split.allReduceAsync(MemorySegment.ofArray(v[k]), DataType.F32, ReduceOp.SUM);
+            }
+            split.close();
+            for (int k = 0; k < v.length; k++) {
+                assertTrue(works[k].isDone(), "call " + k + " still running after close returned");
+            }
+            works[0].await(AWAIT);
+            works[1].await(AWAIT);
+            assertEquals(3f, v[1][0], "the call that ran during close completed");
+            IllegalStateException closed = assertThrows(IllegalStateException.class, () -> works[2].await(AWAIT));
+            assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
+        });
+    }
 }

@@ -137,4 +137,31 @@ class CommunicatorLocalTest {
                 () -> Communicator.fromEnvironment(Map.of("RANK", "0", "WORLD_SIZE", "2", "MASTER_PORT", "1")));
         assertTrue(e.getMessage().contains("RDMA4J_JOB_TOKEN"), e.getMessage());
     }
+    /**
+     * Two open worlds on one transport would share context 0, and two equal calls on them would
+     * match across the worlds and mix their data: the second build is refused until the first is
+     * closed, and then the transport serves a new world.
+     */
+    @Test
+    void aTransportServesOneOpenWorldAtATime() throws Exception {
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                CommunicatorBuilder builder = Communicator.builder().transport(t)
+                        .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(10)));
+                try (Communicator first = builder.store(store.scoped("first")).build()) {
+                    IllegalStateException refused = assertThrows(IllegalStateException.class,
+                            () -> builder.store(store.scoped("second")).build());
+                    assertTrue(refused.getMessage().contains("already serves an open world"), refused.getMessage());
+                    float[] v = {rank + 1};
+                    first.allReduce(v, ReduceOp.SUM);
+                    assertEquals(3f, v[0], "the refused build left the first world working");
+                }
+                try (Communicator next = builder.store(store.scoped("next")).build()) {
+                    float[] v = {10 * (rank + 1)};
+                    next.allReduce(v, ReduceOp.SUM);
+                    assertEquals(30f, v[0]);
+                }
+            });
+        }
+    }
 }

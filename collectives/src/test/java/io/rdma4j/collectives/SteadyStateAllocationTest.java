@@ -150,7 +150,8 @@ class SteadyStateAllocationTest {
     @ParameterizedTest
     @EnumSource(value = TransportConfig.Provider.class, names = {"SHM", "TCP"})
     void asynchronousCallsAndTheBucketerAllocateNothingPerCall(TransportConfig.Provider provider) throws Exception {
-        String[] names = {"allReduceAsync + await", "4 queued allReduceAsync", "bucketer step"};
+        String[] names = {"allReduceAsync + await", "4 queued allReduceAsync", "bucketer step",
+                "100 barrierAsync, then their awaits"};
         onTwoRanks(provider, Duration.ofMinutes(3), names, (rank, c, arena, perCall) -> {
             MemorySegment small = arena.allocate(256);
             MemorySegment[] batch = new MemorySegment[4];
@@ -172,6 +173,16 @@ class SteadyStateAllocationTest {
                     w.await(AWAIT);
                 }
             };
+            // more handles out at once than the queue holds calls (the issuer runs the oldest when it is full)
+            Work[] many = new Work[100];
+            Runnable manyOutstanding = () -> {
+                for (int k = 0; k < many.length; k++) {
+                    many[k] = c.barrierAsync();
+                }
+                for (Work w : many) {
+                    w.await(AWAIT);
+                }
+            };
             try (GradientBucketer bucketer = new GradientBucketer(c, DataType.F32, grads, 16 << 10, ReduceOp.AVG)) {
                 Runnable step = () -> {
                     for (int k = 0; k < grads.size(); k++) {
@@ -179,10 +190,11 @@ class SteadyStateAllocationTest {
                     }
                     bucketer.finish(AWAIT);
                 };
-                Runnable[] kinds = {oneByOne, batched, step};
+                Runnable[] kinds = {oneByOne, batched, step, manyOutstanding};
+                // 20,000: until C2 compiled the SIMD kernels (see above); the barriers reduce nothing
+                int[] warmUps = {20_000, 20_000, 20_000, 200};
                 for (int kind = 0; kind < kinds.length; kind++) {
-                    // 20,000: until C2 compiled the SIMD kernels (see above)
-                    perCall[kind] = bytesPerCall(kinds[kind], 20_000, c::progressThreadId);
+                    perCall[kind] = bytesPerCall(kinds[kind], warmUps[kind], c::progressThreadId);
                     System.out.println(provider + " rank " + rank + " async kind " + kind + ": " + perCall[kind] + " B/call");
                 }
             }
