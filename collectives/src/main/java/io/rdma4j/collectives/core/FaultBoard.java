@@ -18,8 +18,10 @@ import java.util.Map;
  * still detected.
  *
  * <p>Registers are store counters (read with {@code add(key, 0)}, which never blocks); a fault
- * is a counter plus one value. Every store failure is swallowed into "board unavailable": the
- * board improves diagnostics but is never required for progress.
+ * is a counter plus one value. Every store failure is swallowed into "board unavailable" for
+ * {@link #RETRY_AFTER}: the board improves diagnostics but is never required for progress, and a
+ * store that is gone costs a failed call per interval, while one that failed once (a late answer,
+ * an interrupted call) serves the board again after it.
  */
 public final class FaultBoard {
 
@@ -40,24 +42,46 @@ public final class FaultBoard {
     public record Stall(long seq, long shape, long count, int waitingFor) {
     }
 
+    /** How long the board stays off after a store call failed. */
+    public static final Duration RETRY_AFTER = Duration.ofSeconds(1);
     private static final String PREFIX = "rdma4j/fb/";
     private final Store store;
+    private final long retryAfterNanos;
+    /** This rank's register values as last written (a failed write forgets them: see {@link #failed}). */
     private final Map<String, Long> mine = new HashMap<>();
-    private volatile boolean unavailable;
+    /** When a store call may be tried again after the last failure; 0 when none failed. */
+    private volatile long offUntil;
+    private volatile boolean off;
 
     /** @param store the bootstrap store, or null for a board that holds nothing */
     public FaultBoard(Store store) {
-        this.store = store;
-        this.unavailable = store == null;
+        this(store, RETRY_AFTER);
     }
 
+    FaultBoard(Store store, Duration retryAfter) {
+        this.store = store;
+        this.retryAfterNanos = retryAfter.toNanos();
+    }
+
+    /** Whether the board may be used now: it has a store, and the last failure is {@link #RETRY_AFTER} old. */
     public boolean available() {
-        return !unavailable;
+        return store != null && (!off || System.nanoTime() - offUntil >= 0);
+    }
+
+    /**
+     * A store call failed: off for the retry interval. A register write may have reached the
+     * store before its answer was lost, so the values this rank wrote are read back next time
+     * instead of being trusted.
+     */
+    private void failed() {
+        mine.clear();
+        offUntil = System.nanoTime() + retryAfterNanos;
+        off = true;
     }
 
     /** Posts a fault for communicator {@code comm}; idempotent enough (only its first fault is read). */
     public synchronized void post(String comm, Fault fault) {
-        if (unavailable) {
+        if (!available()) {
             return;
         }
         try {
@@ -68,13 +92,13 @@ public final class FaultBoard {
             store.set(PREFIX + comm + "/f", fault.encode());
             store.add(PREFIX + comm + "/n", 1);
         } catch (RuntimeException e) {
-            unavailable = true;
+            failed();
         }
     }
 
     /** The fault posted for communicator {@code comm}, or null. */
     public synchronized Fault poll(String comm) {
-        if (unavailable) {
+        if (!available()) {
             return null;
         }
         try {
@@ -83,14 +107,14 @@ public final class FaultBoard {
             }
             return Fault.decode(store.get(PREFIX + comm + "/f", Duration.ofSeconds(5)));
         } catch (RuntimeException e) {
-            unavailable = true;
+            failed();
             return null;
         }
     }
 
     /** Publishes this rank's stall registers for communicator {@code comm}. */
     public synchronized void reportStall(String comm, int worldRank, Descriptor d, int waitingFor) {
-        if (unavailable) {
+        if (!available()) {
             return;
         }
         try {
@@ -100,13 +124,13 @@ public final class FaultBoard {
             setRegister(base + "wait", waitingFor + 1L);
             setRegister(base + "seq", d.seq + 1); // written last: readers trust the others once seq matches
         } catch (RuntimeException e) {
-            unavailable = true;
+            failed();
         }
     }
 
     /** The stall registers of {@code worldRank}, or null if it never reported (or the board is down). */
     public synchronized Stall readStall(String comm, int worldRank) {
-        if (unavailable) {
+        if (!available()) {
             return null;
         }
         try {
@@ -118,7 +142,7 @@ public final class FaultBoard {
             return new Stall(seq - 1, store.add(base + "shape", 0), store.add(base + "count", 0),
                     (int) store.add(base + "wait", 0) - 1);
         } catch (RuntimeException e) {
-            unavailable = true;
+            failed();
             return null;
         }
     }
