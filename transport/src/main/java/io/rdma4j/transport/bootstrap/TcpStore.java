@@ -43,10 +43,16 @@ public final class TcpStore implements Store {
     private static final int ANSWER_SLACK_MS = 10_000;
     /** The longest server-side wait of one get request: how long other threads and an interrupt wait at most. */
     static final long GET_SLICE_MS = 1_000;
+    /**
+     * How long a request after a dropped connection tries to connect again: short, since a server
+     * that is gone costs every later request this much (the fault board keeps asking it).
+     */
+    private static final Duration RECONNECT_WITHIN = Duration.ofSeconds(1);
 
     private final String host;
     private final int port;
     private final Duration timeout;
+    private final String token;
     private final TcpStoreServer server;
     private Socket socket;
     private DataInputStream in;
@@ -60,6 +66,7 @@ public final class TcpStore implements Store {
     private TcpStore(Builder b) {
         this.host = b.host;
         this.timeout = b.timeout;
+        this.token = b.token;
         this.server = b.hostServer ? TcpStoreServer.start(new InetSocketAddress(b.port), b.token) : null;
         this.port = server != null ? server.port() : b.port;
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -228,8 +235,7 @@ public final class TcpStore implements Store {
             throw new IllegalStateException("store client is closed (" + what + " '" + key + "')");
         }
         if (dropped != null) {
-            throw new TransportException(-1, "store client cannot " + what + " '" + key + "': its connection to "
-                    + host + ":" + port + " was dropped after " + dropped);
+            reconnect(what, key);
         }
         try {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -275,6 +281,32 @@ public final class TcpStore implements Store {
         } catch (IOException e) {
             drop(what + " failed: " + e);
             throw e;
+        }
+    }
+
+    /**
+     * A new connection in place of a dropped one, for the request about to be sent: the dropped
+     * one's late answer stays with the old socket. Fails the request, and leaves the client
+     * dropped for the next one to try again, when the server cannot be reached or does not
+     * let this client in.
+     */
+    private void reconnect(String what, String key) {
+        String why = dropped;
+        try {
+            socket = connect(host, port, RECONNECT_WITHIN);
+            in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+            out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+            handshake(token);
+            if (closed.get()) { // closed meanwhile: its close did not see this socket
+                Closing.quietly(socket);
+                throw new IllegalStateException("store client is closed (" + what + " '" + key + "')");
+            }
+            dropped = null;
+        } catch (IOException | RuntimeException e) {
+            Closing.quietly(socket);
+            dropped = why;
+            throw new TransportException(-1, "store client cannot " + what + " '" + key + "': its connection to "
+                    + host + ":" + port + " was dropped after " + why + ", and connecting again failed: " + e, e);
         }
     }
 

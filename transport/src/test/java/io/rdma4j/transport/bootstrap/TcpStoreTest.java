@@ -174,36 +174,49 @@ class TcpStoreTest extends StoreContractTest {
 
     /**
      * A request the server does not answer in time (a stalled rank 0) drops the connection: the
-     * late answer is never read as the next request's. The fake server answers its first request
-     * after the client's 10 s of slack, every later one at once, each with the value of its key.
+     * late answer is never read as the next request's, which connects again and gets its own.
+     * The fake server answers the first request of its first connection after the client's 10 s
+     * of slack, every later one at once, each with the value of its key.
      */
     @Test
-    void aRequestTheServerDidNotAnswerInTimeDropsTheConnection() throws Exception {
+    void aRequestTheServerDidNotAnswerInTimeDropsTheConnectionAndTheNextConnectsAgain() throws Exception {
         try (ServerSocket fake = new ServerSocket(0)) {
+            java.util.concurrent.atomic.AtomicInteger connections = new java.util.concurrent.atomic.AtomicInteger();
             Thread server = new Thread(() -> {
-                try (Socket s = fake.accept()) {
-                    DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
-                    DataOutputStream out = new DataOutputStream(s.getOutputStream());
-                    in.readFully(new byte[in.readInt()]); // hello
-                    out.writeInt(1);
-                    out.writeByte(StoreProtocol.OK);
-                    out.flush();
-                    for (int n = 0; ; n++) {
-                        DataInputStream request = new DataInputStream(new ByteArrayInputStream(in.readNBytes(in.readInt())));
-                        request.readByte();
-                        byte[] key = request.readNBytes(request.readInt());
-                        if (n == 0) {
-                            Thread.sleep(10_500);
-                        }
-                        byte[] value = ("value of " + new String(key, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8);
-                        out.writeInt(1 + 4 + value.length);
-                        out.writeByte(StoreProtocol.OK);
-                        out.writeInt(value.length);
-                        out.write(value);
-                        out.flush();
+                while (true) {
+                    Socket accepted;
+                    try {
+                        accepted = fake.accept();
+                    } catch (Exception closed) {
+                        return;
                     }
-                } catch (Exception ended) {
-                    // the client dropped the connection
+                    boolean first = connections.getAndIncrement() == 0;
+                    Thread.ofPlatform().daemon().start(() -> {
+                        try (Socket s = accepted) {
+                            DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+                            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+                            in.readFully(new byte[in.readInt()]); // hello
+                            out.writeInt(1);
+                            out.writeByte(StoreProtocol.OK);
+                            out.flush();
+                            for (int n = 0; ; n++) {
+                                DataInputStream request = new DataInputStream(new ByteArrayInputStream(in.readNBytes(in.readInt())));
+                                request.readByte();
+                                byte[] key = request.readNBytes(request.readInt());
+                                if (first && n == 0) {
+                                    Thread.sleep(10_500);
+                                }
+                                byte[] value = ("value of " + new String(key, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8);
+                                out.writeInt(1 + 4 + value.length);
+                                out.writeByte(StoreProtocol.OK);
+                                out.writeInt(value.length);
+                                out.write(value);
+                                out.flush();
+                            }
+                        } catch (Exception ended) {
+                            // the client dropped the connection
+                        }
+                    });
                 }
             });
             server.setDaemon(true);
@@ -213,10 +226,32 @@ class TcpStoreTest extends StoreContractTest {
                 TransportException late = assertThrows(TransportException.class, () -> store.get("a", Duration.ZERO));
                 assertFalse(late instanceof TransportTimeoutException, "not 'key not set yet': " + late);
                 assertTrue(late.getMessage().contains("did not answer"), late.getMessage());
-                Thread.sleep(1000); // the late answer arrives meanwhile
-                TransportException dropped = assertThrows(TransportException.class, () -> store.get("b", Duration.ZERO));
-                assertTrue(dropped.getMessage().contains("dropped"), dropped.getMessage());
+                Thread.sleep(1000); // the late answer arrives meanwhile, on the dropped connection
+                assertEquals("value of b", new String(store.get("b", Duration.ZERO), StandardCharsets.UTF_8),
+                        "the next request connected again and read its own answer");
+                assertEquals(2, connections.get());
             }
+        }
+    }
+
+    /** A request after a drop whose server is gone fails naming both, and the one after tries again. */
+    @Test
+    void aDroppedClientWhoseServerIsGoneFailsEachRequestAndRecoversWhenItIsBack() throws Exception {
+        newClient().close(); // starts the server
+        int port = server.port();
+        TcpStore store = TcpStore.builder().address("127.0.0.1").port(port).token(TOKEN)
+                .timeout(Duration.ofSeconds(5)).build();
+        try {
+            store.set("k", new byte[] {1});
+            server.close();
+            assertThrows(TransportException.class, () -> store.get("k", Duration.ZERO)); // the connection breaks
+            TransportException gone = assertThrows(TransportException.class, () -> store.get("k", Duration.ZERO));
+            assertTrue(gone.getMessage().contains("connecting again failed"), gone.getMessage());
+            server = TcpStoreServer.start(new InetSocketAddress("127.0.0.1", port), TOKEN);
+            store.set("k", new byte[] {2});
+            assertArrayEquals(new byte[] {2}, store.get("k", Duration.ZERO));
+        } finally {
+            store.close();
         }
     }
 
