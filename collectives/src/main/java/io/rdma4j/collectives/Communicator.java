@@ -327,14 +327,24 @@ public final class Communicator implements AutoCloseable {
         issue.run(SEND, data, data, count, type, null, peer, null);
     }
 
+    /** Receives {@code count} elements from {@code peer}, which must call {@link #send} with the same count and type. */
     public void recv(MemorySegment data, long count, DataType type, int peer) {
         issue.run(RECV, data, data, count, type, null, peer, null);
     }
 
+    /**
+     * {@link #send} issued as an asynchronous call. It runs in issue order with every other call
+     * of this communicator, and completes only once {@code peer} runs the matching receive: the
+     * calls issued after it wait for that. So exchanges in a cycle of three ranks or more (each
+     * sends to its right, then receives from its left) wait for each other until the timeout, as
+     * blocking sends would; order them as for blocking calls (e.g. even ranks send first, odd
+     * ranks receive first) or use {@link #allToAll}.
+     */
     public Work sendAsync(MemorySegment data, long count, DataType type, int peer) {
         return issue.submit(SEND, data, data, count, type, null, peer, null);
     }
 
+    /** {@link #recv} issued as an asynchronous call: in issue order, as {@link #sendAsync} says. */
     public Work recvAsync(MemorySegment data, long count, DataType type, int peer) {
         return issue.submit(RECV, data, data, count, type, null, peer, null);
     }

@@ -132,7 +132,11 @@ public final class Work {
      *                                    {@code timeout} (the collective itself keeps running,
      *                                    and the handle stays valid); it names the rank that the
      *                                    running collective waits for, once that one has stalled
-     * @throws CollectiveException        if the collective failed
+     * @throws CollectiveException        if the collective failed; also when an interrupt of the
+     *                                    waiting thread ended the wait (its interrupt status stays
+     *                                    set): then, as after a timeout, the collective keeps
+     *                                    running and the handle stays valid, so {@link #isDone()}
+     *                                    says whether its buffers are free
      */
     public void await(Duration timeout) {
         if (!awaitNanos(Math.max(0, TimeUnit.NANOSECONDS.convert(timeout)))) { // saturates, unlike toNanos()
