@@ -84,6 +84,8 @@ final class CollectiveCalls {
             }
         } catch (RuntimeException e) {
             throw failedToStart(e);
+        } catch (Error e) {
+            throw failedToStart(e);
         } finally {
             begun = false;
         }
@@ -97,6 +99,8 @@ final class CollectiveCalls {
                     Split.fieldsPerRank() * Long.BYTES), all, Split.fieldsPerRank(), DataType.I64);
         } catch (RuntimeException e) {
             throw failedToStart(e);
+        } catch (Error e) {
+            throw failedToStart(e);
         } finally {
             begun = false;
         }
@@ -109,10 +113,18 @@ final class CollectiveCalls {
      * as the engine does with its own: the other ranks are already in the call and would
      * otherwise wait out the timeout for a rank that never reported anything, and this rank's
      * sequence would run one ahead of theirs. Failures before the number (bad arguments) and the
-     * engine's own pass unchanged.
+     * engine's own pass unchanged. An {@link Error} there is reported the same way and rethrown
+     * as it is.
      */
     private RuntimeException failedToStart(RuntimeException e) {
         return begun ? world.engine.failedToStart(state, call.identity, e) : e;
+    }
+
+    private Error failedToStart(Error e) {
+        if (begun) {
+            world.engine.failedToStart(state, call.identity, e);
+        }
+        return e;
     }
 
     private void allReduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,

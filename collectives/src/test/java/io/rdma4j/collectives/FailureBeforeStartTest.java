@@ -27,7 +27,7 @@ class FailureBeforeStartTest {
     @Test
     void aRankWhoseCallFailsBeforeItStartsFailsTheOthersNamingItself() throws Exception {
         LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(20),
-                (rank, t) -> rank == 1 ? new RefusingRegistration(t) : t, (rank, c) -> {
+                (rank, t) -> rank == 1 ? new RefusingRegistration(t, false) : t, (rank, c) -> {
             try (Arena arena = Arena.ofShared()) {
                 long start = System.nanoTime();
                 CollectiveException e;
@@ -49,11 +49,45 @@ class FailureBeforeStartTest {
         });
     }
 
-    /** A transport that cannot register memory of {@link #REFUSED_BYTES}, as one short of pinnable memory. */
-    private record RefusingRegistration(Transport t) implements Transport {
+    /**
+     * The same with an {@link Error} (the JVM out of memory while it registers or stages): the
+     * caller gets the error itself, and the communicator is broken and the others told as above.
+     */
+    @Test
+    void anErrorBeforeTheStartBreaksTheCommunicatorAndTellsTheOthers() throws Exception {
+        LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(20),
+                (rank, t) -> rank == 1 ? new RefusingRegistration(t, true) : t, (rank, c) -> {
+            try (Arena arena = Arena.ofShared()) {
+                long start = System.nanoTime();
+                if (rank == 1) {
+                    MemorySegment refused = arena.allocate(REFUSED_BYTES);
+                    OutOfMemoryError e = assertThrows(OutOfMemoryError.class, () -> c.allReduce(refused,
+                            arena.allocate(4000), 1000, DataType.F32, ReduceOp.SUM, Algorithm.RING));
+                    assertTrue(e.getMessage().contains("(test)"), e.getMessage());
+                    CollectiveException broken = assertThrows(CollectiveException.class, c::barrier);
+                    assertEquals(1, broken.failedRank(), broken.toString());
+                } else {
+                    CollectiveException e = assertThrows(CollectiveException.class, () -> c.allReduce(
+                            arena.allocate(4000), arena.allocate(4000), 1000, DataType.F32, ReduceOp.SUM, Algorithm.RING));
+                    long ms = (System.nanoTime() - start) / 1_000_000;
+                    assertTrue(ms < 10_000, "rank 0 waited " + ms + " ms: " + e);
+                    assertEquals(1, e.failedRank(), e.toString());
+                }
+            }
+        });
+    }
+
+    /**
+     * A transport that cannot register memory of {@link #REFUSED_BYTES}, as one short of pinnable
+     * memory, or ({@code error}) whose JVM runs out of memory there.
+     */
+    private record RefusingRegistration(Transport t, boolean error) implements Transport {
         @Override
         public RegisteredBuffer register(MemorySegment segment) {
             if (segment.byteSize() == REFUSED_BYTES) {
+                if (error) {
+                    throw new OutOfMemoryError("no memory for " + segment.byteSize() + " bytes (test)");
+                }
                 throw new TransportException(t.rank(), "cannot register " + segment.byteSize() + " bytes (test)");
             }
             return t.register(segment);

@@ -196,7 +196,7 @@ public final class Engine implements AutoCloseable {
      * (its buffers could not be registered or staged, say): broken and posted as a failure of
      * the drive would be, so the other ranks, already in the call, fail now naming this rank.
      */
-    public CollectiveException failedToStart(CommState cs, Descriptor call, RuntimeException e) {
+    public CollectiveException failedToStart(CommState cs, Descriptor call, Throwable e) {
         CollectiveException c = rootCause(cs, new CollectiveException(cs.worldRank(), "rank " + cs.worldRank()
                 + ": collective " + call + " failed before it started: " + e, e));
         fail(cs, c);
