@@ -124,6 +124,12 @@ public final class CommunicatorBuilder {
         if (transport == null && store == null) {
             throw new IllegalArgumentException("a communicator needs a store or a transport");
         }
-        return Communicator.world(Bootstrap.openWorld(this), rank);
+        World world = Bootstrap.openWorld(this);
+        try {
+            return Communicator.world(world, rank);
+        } catch (RuntimeException | Error e) {
+            world.close(java.time.Duration.ZERO); // what it created, and its claim on the transport
+            throw e;
+        }
     }
 }

@@ -209,15 +209,14 @@ final class IssueOrder {
             }
             closed = true;
             state.markClosed();
-            // the call another thread may be running ends before that thread lets go of the engine;
-            // the calls queued behind it fail here, so that every handle is done when this returns
-            engineLock.lock();
+            // the calls still queued fail here, so that every handle is done when this returns;
+            // failAll takes the queue's monitor, inside which a thread runs this queue's call, so
+            // it waits for the one running now (and not for the engine, which a stalled call of the
+            // world or another split may hold until its timeout)
             try {
                 calls.checkUsable();
             } catch (RuntimeException closedNow) {
                 queue.failAll(closedNow);
-            } finally {
-                engineLock.unlock();
             }
             shared.remove(queue);
             if (progress != null) {

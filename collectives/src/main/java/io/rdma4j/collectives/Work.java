@@ -249,6 +249,11 @@ public final class Work {
         return true;
     }
 
+    /** How many threads wait for the current call (for tests that need several in the wait). */
+    synchronized int awaiters() {
+        return awaiting;
+    }
+
     /** A wait that ends before the call did (timeout, interrupt): the handle stays with its caller. */
     private synchronized void leaveUnfinished() {
         awaiting--;
@@ -257,6 +262,9 @@ public final class Work {
     static RuntimeException rethrow(Throwable t) {
         if (t instanceof RuntimeException r) {
             return r;
+        }
+        if (t instanceof Error e) {
+            throw e; // as the synchronous call would have thrown it
         }
         return new CollectiveException(-1, String.valueOf(t), t);
     }

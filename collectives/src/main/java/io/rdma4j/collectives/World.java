@@ -102,17 +102,20 @@ final class World {
      * world created.
      */
     void close(Duration timeout) {
-        for (IssueOrder split : openSplits) {
-            split.close(timeout);
-        }
-        openSplits.clear();
-        engine.lock().lock();
         try {
-            engine.close();
+            for (IssueOrder split : openSplits) {
+                split.close(timeout);
+            }
+            openSplits.clear();
+            engine.lock().lock();
+            try {
+                engine.close();
+            } finally {
+                engine.lock().unlock();
+            }
         } finally {
-            engine.lock().unlock();
+            release(transport); // also when freeing the staging failed: the transport may serve a new world
         }
-        release(transport);
         if (ownsLocal) {
             localTransport.close();
         }

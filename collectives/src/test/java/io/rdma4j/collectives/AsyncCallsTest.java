@@ -182,19 +182,21 @@ class AsyncCallsTest {
         }
     }
     /**
-     * Two threads of rank 0 await one handle while rank 1 joins late: both see the call's outcome,
-     * and the handle goes back once, so the next two calls get two handles (a handle recycled twice
-     * came back for both, and awaiting one of them returned while the other's call still ran).
+     * Two threads of rank 0 await one handle while rank 1 joins only once both are in the wait:
+     * both see the call's outcome, and the handle goes back once, so the next two calls get two
+     * handles (a handle recycled twice came back for both, and awaiting one of them returned while
+     * the other's call still ran).
      */
     @Test
     void threadsAwaitingOneHandleAllSeeItsOutcomeAndItComesBackOnce() throws Exception {
+        java.util.concurrent.CountDownLatch bothWaiting = new java.util.concurrent.CountDownLatch(1);
         try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
             g.run(Duration.ofMinutes(1), (rank, t, store) -> {
                 try (Communicator c = communicator(g, rank, AWAIT)) {
                     c.barrier(); // both connected
                     float[] v = {rank + 1};
                     if (rank == 1) {
-                        Thread.sleep(500);
+                        assertTrue(bothWaiting.await(30, TimeUnit.SECONDS));
                         c.allReduce(v, ReduceOp.SUM);
                         c.barrier();
                         c.barrier();
@@ -209,6 +211,15 @@ class AsyncCallsTest {
                             otherFailed.set(e);
                         }
                     });
+                    Thread.ofPlatform().daemon().start(() -> { // lets rank 1 in once both threads wait
+                        while (w.awaiters() < 2) {
+                            Thread.onSpinWait();
+                        }
+                        bothWaiting.countDown();
+                    });
+                    while (w.awaiters() < 1) { // the other thread first: then this one
+                        Thread.onSpinWait();
+                    }
                     w.await(AWAIT);
                     other.join(30_000);
                     assertEquals(null, otherFailed.get(), "the second waiter saw the call succeed");
@@ -305,20 +316,20 @@ class AsyncCallsTest {
         }
     }
     /**
-     * A split closed while its queued calls still run (rank 1 joins each 0.6 s late and only the
-     * first two, the close waits up to the 1 s timeout): close returns only once no call uses the
-     * buffers any more, the running one finished and the one still queued failed as closed, so
-     * every handle is done by then; before, it returned at its deadline with a call still running
-     * on the progress thread, over memory the caller then frees.
+     * A split closed while its queued calls still run (rank 1 joins each 2.5 s late and only the
+     * first two, the close waits up to the 4 s timeout, which falls during the second): close
+     * returns only once no call uses the buffers any more, the running one finished and the one
+     * still queued failed as closed, so every handle is done by then; before, it returned at its
+     * deadline with a call still running on the progress thread, over memory the caller then frees.
      */
     @Test
     void closingASplitWaitsForTheCallItsProgressThreadRuns() throws Exception {
-        LocalWorld.tcp(2, Duration.ofSeconds(1), (rank, world) -> {
+        LocalWorld.tcp(2, Duration.ofSeconds(4), (rank, world) -> {
             Communicator split = world.split(0, rank);
             float[][] v = new float[3][];
             if (rank == 1) {
                 for (int k = 0; k < 2; k++) {
-                    Thread.sleep(600);
+                    Thread.sleep(2500);
                     v[k] = new float[] {2};
                     split.allReduce(v[k], ReduceOp.SUM);
                 }
@@ -339,6 +350,35 @@ class AsyncCallsTest {
             assertEquals(3f, v[1][0], "the call that ran during close completed");
             IllegalStateException closed = assertThrows(IllegalStateException.class, () -> works[2].await(AWAIT));
             assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
+        });
+    }
+
+    /**
+     * A split aborted and closed while a world call waits for a late rank (3 s) and holds the
+     * shared engine: the split has nothing running, so its close returns at once instead of
+     * waiting for the world's call.
+     */
+    @Test
+    void closingAnAbortedSplitDoesNotWaitForTheWorldsCall() throws Exception {
+        LocalWorld.tcp(2, Duration.ofSeconds(10), (rank, world) -> {
+            Communicator split = world.split(0, rank);
+            float[] v = {rank + 1};
+            if (rank == 1) {
+                split.close();
+                Thread.sleep(3000);
+                world.allReduce(v, ReduceOp.SUM);
+                assertEquals(3f, v[0]);
+                return;
+            }
+            Work w = world.allReduceAsync(MemorySegment.ofArray(v), DataType.F32, ReduceOp.SUM);
+            Thread.sleep(200); // the world's progress thread runs it, waiting for rank 1
+            long start = System.nanoTime();
+            split.abort();
+            split.close();
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < 1500, "the aborted split's close took " + ms + " ms");
+            w.await(AWAIT);
+            assertEquals(3f, v[0]);
         });
     }
 }

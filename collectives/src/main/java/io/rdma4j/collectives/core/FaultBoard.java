@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.LongSupplier;
 
 /**
  * A communicator-wide notice board in the bootstrap store, consulted only on the slow path
@@ -19,9 +20,10 @@ import java.util.Map;
  *
  * <p>Registers are store counters (read with {@code add(key, 0)}, which never blocks); a fault
  * is a counter plus one value. Every store failure is swallowed into "board unavailable" for
- * {@link #RETRY_AFTER}: the board improves diagnostics but is never required for progress, and a
- * store that is gone costs a failed call per interval, while one that failed once (a late answer,
- * an interrupted call) serves the board again after it.
+ * {@link #RETRY_AFTER}, twice as long after each failure in a row up to {@link #MAX_RETRY_AFTER}:
+ * the board improves diagnostics but is never required for progress, and a store that is gone
+ * or stalled costs a failed call per interval, while one that failed once (a late answer, an
+ * interrupted call) serves the board again after it.
  */
 public final class FaultBoard {
 
@@ -44,9 +46,14 @@ public final class FaultBoard {
 
     /** How long the board stays off after a store call failed. */
     public static final Duration RETRY_AFTER = Duration.ofSeconds(1);
+    /** The longest it stays off, after failures in a row. */
+    public static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(32);
     private static final String PREFIX = "rdma4j/fb/";
     private final Store store;
     private final long retryAfterNanos;
+    private final LongSupplier clock;
+    /** How long the next failure turns the board off. */
+    private long offFor;
     /** This rank's register values as last written (a failed write forgets them: see {@link #failed}). */
     private final Map<String, Long> mine = new HashMap<>();
     /** When a store call may be tried again after the last failure; 0 when none failed. */
@@ -55,28 +62,42 @@ public final class FaultBoard {
 
     /** @param store the bootstrap store, or null for a board that holds nothing */
     public FaultBoard(Store store) {
-        this(store, RETRY_AFTER);
+        this(store, RETRY_AFTER, System::nanoTime);
     }
 
-    FaultBoard(Store store, Duration retryAfter) {
+    /** @param clock nanoseconds, as {@link System#nanoTime()} */
+    FaultBoard(Store store, Duration retryAfter, LongSupplier clock) {
         this.store = store;
         this.retryAfterNanos = retryAfter.toNanos();
+        this.offFor = retryAfterNanos;
+        this.clock = clock;
     }
 
-    /** Whether the board may be used now: it has a store, and the last failure is {@link #RETRY_AFTER} old. */
+    /** Whether the board may be used now: it has a store, and the last failure's interval is over. */
     public boolean available() {
-        return store != null && (!off || System.nanoTime() - offUntil >= 0);
+        return store != null && (!off || clock.getAsLong() - offUntil >= 0);
     }
 
     /**
      * A store call failed: off for the retry interval. A register write may have reached the
      * store before its answer was lost, so the values this rank wrote are read back next time
-     * instead of being trusted.
+     * instead of being trusted. (A server that applies the lost write only after that read-back,
+     * on the old connection, still leaves the register off by that write until this rank writes
+     * it again; the registers only guide the diagnosis.)
      */
     private void failed() {
         mine.clear();
-        offUntil = System.nanoTime() + retryAfterNanos;
+        offUntil = clock.getAsLong() + offFor;
         off = true;
+        offFor = Math.min(2 * offFor, MAX_RETRY_AFTER.toNanos());
+    }
+
+    /** A store call went through: the next failure starts the intervals over. */
+    private void succeeded() {
+        if (off) {
+            off = false;
+            offFor = retryAfterNanos;
+        }
     }
 
     /** Posts a fault for communicator {@code comm}; idempotent enough (only its first fault is read). */
@@ -86,6 +107,7 @@ public final class FaultBoard {
         }
         try {
             long n = store.add(PREFIX + comm + "/n", 0);
+            succeeded();
             if (n > 0) {
                 return;
             }
@@ -102,7 +124,9 @@ public final class FaultBoard {
             return null;
         }
         try {
-            if (store.add(PREFIX + comm + "/n", 0) == 0) {
+            long n = store.add(PREFIX + comm + "/n", 0);
+            succeeded();
+            if (n == 0) {
                 return null;
             }
             return Fault.decode(store.get(PREFIX + comm + "/f", Duration.ofSeconds(5)));
@@ -123,6 +147,7 @@ public final class FaultBoard {
             setRegister(base + "count", d.count);
             setRegister(base + "wait", waitingFor + 1L);
             setRegister(base + "seq", d.seq + 1); // written last: readers trust the others once seq matches
+            succeeded();
         } catch (RuntimeException e) {
             failed();
         }
@@ -136,6 +161,7 @@ public final class FaultBoard {
         try {
             String base = PREFIX + comm + "/stall/" + worldRank + "/";
             long seq = store.add(base + "seq", 0);
+            succeeded();
             if (seq == 0) {
                 return null;
             }

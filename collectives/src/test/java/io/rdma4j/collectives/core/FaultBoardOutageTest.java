@@ -17,7 +17,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The board after a store call failed: off for its retry interval, then in use again, its registers re-read. */
 class FaultBoardOutageTest {
-    private static final Duration RETRY = Duration.ofMillis(200);
+    private static final Duration RETRY = Duration.ofSeconds(1);
+    /** The board's clock, moved by the test. */
+    private final java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
 
     /** A store whose next {@code failures} add calls fail, the first of them after the add reached the store. */
     private static final class FlakyStore implements Store {
@@ -61,8 +63,8 @@ class FaultBoardOutageTest {
     @Test
     void oneFailedStoreCallTurnsTheBoardOffOnlyForTheRetryInterval(@TempDir Path dir) throws Exception {
         FlakyStore store = new FlakyStore(new FileStore(dir));
-        FaultBoard reporter = new FaultBoard(store, RETRY);
-        FaultBoard reader = new FaultBoard(new FileStore(dir), RETRY);
+        FaultBoard reporter = new FaultBoard(store, RETRY, now::get);
+        FaultBoard reader = new FaultBoard(new FileStore(dir), RETRY, now::get);
         Descriptor d = new Descriptor().set(CollectiveKind.ALL_REDUCE,
                 io.rdma4j.collectives.DataType.F32, io.rdma4j.collectives.ReduceOp.SUM, 16, -1, 0, 7);
 
@@ -77,7 +79,9 @@ class FaultBoardOutageTest {
         reporter.post("c", f); // skipped while off
         assertNull(reader.poll("c"));
 
-        Thread.sleep(RETRY.toMillis() + 50);
+        now.addAndGet(RETRY.toNanos() - 1);
+        assertFalse(reporter.available(), "off for the whole interval");
+        now.incrementAndGet();
         assertTrue(reporter.available(), "in use again after the retry interval");
         reporter.reportStall("c", 0, d, 3);
         assertEquals(3, reader.readStall("c", 0).waitingFor(),
@@ -86,5 +90,25 @@ class FaultBoardOutageTest {
         FaultBoard.Fault read = reader.poll("c");
         assertNotNull(read, "a fault posted after the outage reaches the other ranks");
         assertEquals(2, read.culprit());
+    }
+
+    @Test
+    void failuresInARowTurnItOffForLongerUntilACallGoesThrough(@TempDir Path dir) {
+        FlakyStore store = new FlakyStore(new FileStore(dir));
+        FaultBoard board = new FaultBoard(store, RETRY, now::get);
+        long second = RETRY.toNanos();
+        for (long off : new long[] {1, 2, 4}) {
+            store.failures.set(1);
+            assertNull(board.poll("c"));
+            now.addAndGet(off * second - 1);
+            assertFalse(board.available(), "off for " + off + " s after failure " + off);
+            now.incrementAndGet();
+            assertTrue(board.available());
+        }
+        assertNull(board.poll("c")); // goes through
+        store.failures.set(1);
+        assertNull(board.poll("c"));
+        now.addAndGet(second);
+        assertTrue(board.available(), "after a call went through, the next failure's interval is the first again");
     }
 }

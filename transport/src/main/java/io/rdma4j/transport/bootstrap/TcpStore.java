@@ -54,7 +54,8 @@ public final class TcpStore implements Store {
     private final Duration timeout;
     private final String token;
     private final TcpStoreServer server;
-    private Socket socket;
+    /** Replaced by a reconnect, read without the request lock by {@link #close}. */
+    private volatile Socket socket;
     private DataInputStream in;
     private DataOutputStream out;
     /** Set without the request lock, so that {@link #close} can end a request that blocks holding it. */
@@ -76,7 +77,7 @@ public final class TcpStore implements Store {
                 dropped = null; // a new connection: what the handshake on an earlier one dropped is gone
                 this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
                 this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
-                handshake(b.token);
+                handshake(b.token, timeout.toMillis() + ANSWER_SLACK_MS);
                 return;
             } catch (RuntimeException | Error e) {
                 closeQuietly();
@@ -140,14 +141,15 @@ public final class TcpStore implements Store {
                 + " within " + timeout.toMillis() + " ms (MASTER_ADDR/MASTER_PORT): " + last);
     }
 
-    private void handshake(String token) throws IOException {
+    /** @param answerMs how long the server may take to answer it */
+    private void handshake(String token, long answerMs) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         DataOutputStream hello = new DataOutputStream(bytes);
         hello.writeByte(StoreProtocol.HELLO);
         hello.writeInt(StoreProtocol.MAGIC);
         hello.writeInt(StoreProtocol.VERSION);
         StoreProtocol.writeBytes(hello, token.getBytes(StandardCharsets.UTF_8));
-        DataInputStream answer = exchange(bytes.toByteArray(), "handshake", timeout.toMillis());
+        DataInputStream answer = exchangeWithin(bytes.toByteArray(), "handshake", answerMs);
         if (answer.readByte() != StoreProtocol.OK) {
             throw new StoreAuthenticationException("the store at " + host + ":" + port
                     + " refused this client (" + new String(answer.readAllBytes(), StandardCharsets.UTF_8)
@@ -270,6 +272,10 @@ public final class TcpStore implements Store {
      */
     private DataInputStream exchange(byte[] frame, String what, long serverWaitMs) throws IOException {
         long answerMs = serverWaitMs > Long.MAX_VALUE - ANSWER_SLACK_MS ? Long.MAX_VALUE : serverWaitMs + ANSWER_SLACK_MS;
+        return exchangeWithin(frame, what, answerMs);
+    }
+
+    private DataInputStream exchangeWithin(byte[] frame, String what, long answerMs) throws IOException {
         try {
             socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, answerMs));
             StoreProtocol.writeFrame(out, frame);
@@ -294,19 +300,27 @@ public final class TcpStore implements Store {
         String why = dropped;
         try {
             socket = connect(host, port, RECONNECT_WITHIN);
+            checkNotClosedDuring(what, key); // a close that did not see this socket yet
             in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
             out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
-            handshake(token);
-            if (closed.get()) { // closed meanwhile: its close did not see this socket
-                Closing.quietly(socket);
-                throw new IllegalStateException("store client is closed (" + what + " '" + key + "')");
-            }
+            // as short as the connect: a stalled server would otherwise hold every retry this long
+            handshake(token, RECONNECT_WITHIN.toMillis());
+            checkNotClosedDuring(what, key);
             dropped = null;
+        } catch (IllegalStateException closedMeanwhile) {
+            Closing.quietly(socket);
+            throw closedMeanwhile;
         } catch (IOException | RuntimeException e) {
             Closing.quietly(socket);
             dropped = why;
             throw new TransportException(-1, "store client cannot " + what + " '" + key + "': its connection to "
                     + host + ":" + port + " was dropped after " + why + ", and connecting again failed: " + e, e);
+        }
+    }
+
+    private void checkNotClosedDuring(String what, String key) {
+        if (closed.get()) {
+            throw new IllegalStateException("store client was closed during " + what + " '" + key + "'");
         }
     }
 
