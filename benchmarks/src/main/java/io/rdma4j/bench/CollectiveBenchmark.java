@@ -5,6 +5,7 @@ import io.rdma4j.bench.check.TestPattern;
 import io.rdma4j.bench.coll.BenchCollective;
 import io.rdma4j.bench.coll.Slots;
 import io.rdma4j.bench.verbsperf.JitWarmup;
+import io.rdma4j.collectives.Algorithm;
 import io.rdma4j.collectives.Communicator;
 import io.rdma4j.collectives.DataType;
 import io.rdma4j.collectives.ReduceOp;
@@ -572,6 +573,17 @@ public final class CollectiveBenchmark {
         return coll.name().equals("allreduce") ? comm.algorithmFor(bytes).envName() : "-";
     }
 
+    /**
+     * The allreduce algorithm asked for, by -a or RDMA4J_ALGO (the communicator's options hold
+     * either): it runs only where it can (RHD on a power-of-two group, two-hop across hosts, the
+     * shared window on shm), elsewhere the policy chooses, which the algo column shows per size.
+     */
+    private String algorithmLine() {
+        Algorithm forced = comm.options().algorithm();
+        return forced == null ? "auto (policy)"
+                : forced.envName() + " where it can run (else the policy's; the algo column says which ran)";
+    }
+
     private void printHeader(boolean print, Arena arena, List<Long> sizes, String transport) {
         int n = comm.size();
         // every rank's pid and host, for the "Using ranks" block
@@ -584,7 +596,7 @@ public final class CollectiveBenchmark {
             return;
         }
         out.printf("# %s: %s, %d ranks, transport %s, algorithm %s, reduction kernels %s%n", tool, coll.name(), n, transport,
-                coll.name().equals("allreduce") ? (o.algorithm == null ? "auto (policy)" : o.algorithm.envName()) : "-",
+                coll.name().equals("allreduce") ? algorithmLine() : "-",
                 Simd.describe());
         out.printf("# minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d%s validation: %d placement: %s%n",
                 sizes.getFirst(), sizes.getLast(),

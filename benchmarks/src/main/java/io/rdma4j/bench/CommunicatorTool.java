@@ -62,12 +62,21 @@ abstract class CommunicatorTool {
         if (transport != null) {
             e.put(TransportConfig.ENV_TRANSPORT, transport);
         }
-        try (Store store = Communicator.bootstrapStore(e); Communicator comm = Communicator.fromEnvironment(e, store)) {
-            return runRank(comm, store, out);
-        } catch (RuntimeException ex) {
-            err.println(tool + ": rank " + env.getOrDefault("RANK", "?") + " failed: " + ex);
-            ex.printStackTrace(err);
+        JobMembership job = JobMembership.join(tool, e, err);
+        if (job == null) {
             return ExitStatus.FAILED;
+        }
+        try (Store store = job.store()) { // closed after the abort below has told the others through it
+            try {
+                int status = runRank(job.comm(), store, out);
+                job.comm().close();
+                return status;
+            } catch (RuntimeException | Error ex) {
+                err.println(tool + ": rank " + job.comm().rank() + " failed: " + ex);
+                ex.printStackTrace(err);
+                job.comm().abort(ex); // tells the other ranks instead of leaving them to time out
+                return ExitStatus.FAILED;
+            }
         }
     }
 

@@ -114,15 +114,37 @@ public final class P2pPerf {
             err.println(TOOL + ": needs exactly 2 ranks, the job has " + sizeName + "=" + env.get(sizeName).trim());
             return ExitStatus.USAGE;
         }
-        TransportConfig config = TransportConfig.builder().fromEnvironment(e).build();
-        try (Store store = TcpStore.builder().fromEnvironment(e).build();
-             Transport t = Transports.create(config, store, rank, 2)) {
-            measure(t, config.timeoutNanos(), out, err);
-            return ExitStatus.OK;
+        TransportConfig config;
+        try {
+            config = TransportConfig.builder().fromEnvironment(e).build();
+        } catch (IllegalArgumentException bad) {
+            err.println(TOOL + ": " + bad.getMessage());
+            return ExitStatus.USAGE;
+        }
+        Store store;
+        try {
+            store = TcpStore.builder().fromEnvironment(e).build();
         } catch (RuntimeException ex) {
-            err.println(TOOL + ": rank " + rank + " failed: " + ex);
-            ex.printStackTrace(err);
+            err.println(TOOL + ": rank " + rank + " could not reach the job's store: " + JobMembership.describe(ex));
             return ExitStatus.FAILED;
+        }
+        try (store) {
+            Transport t;
+            try {
+                t = Transports.create(config, store, rank, 2);
+            } catch (RuntimeException ex) { // the user's set-up (no device, no library): one line
+                err.println(TOOL + ": rank " + rank + " could not create its " + transport + " transport: "
+                        + JobMembership.describe(ex));
+                return ExitStatus.FAILED;
+            }
+            try (t) {
+                measure(t, config.timeoutNanos(), out, err);
+                return ExitStatus.OK;
+            } catch (RuntimeException | Error ex) {
+                err.println(TOOL + ": rank " + rank + " failed: " + ex);
+                ex.printStackTrace(err);
+                return ExitStatus.FAILED;
+            }
         }
     }
 

@@ -72,22 +72,12 @@ final class PerfTool {
     }
 
     private int runRank(PerfOptions o, Map<String, String> env, PrintStream out, PrintStream err) {
-        Store store;
-        Communicator comm;
-        try {
-            store = Communicator.bootstrapStore(env);
-        } catch (RuntimeException e) {
-            err.println(tool + ": rank " + env.getOrDefault("RANK", "?") + " could not reach the job's store: " + describe(e));
+        JobMembership job = JobMembership.join(tool, env, err);
+        if (job == null) {
             return ExitStatus.FAILED;
         }
-        try (store) {
-            try {
-                comm = Communicator.fromEnvironment(env, store);
-            } catch (RuntimeException e) {
-                err.println(tool + ": rank " + env.getOrDefault("RANK", "?") + " could not join the job: " + describe(e));
-                return ExitStatus.FAILED;
-            }
-            return benchmark(comm, store, o, tool, out, err);
+        try (Store store = job.store()) {
+            return benchmark(job.comm(), store, o, tool, out, err);
         }
     }
 
@@ -105,18 +95,10 @@ final class PerfTool {
             comm.abort(e);
             return ExitStatus.USAGE;
         } catch (RuntimeException | Error e) {
-            err.println(tool + ": rank " + comm.rank() + " failed: " + describe(e));
+            err.println(tool + ": rank " + comm.rank() + " failed: " + JobMembership.describe(e));
             e.printStackTrace(err);
             comm.abort(e); // tells the other ranks instead of leaving them to time out
             return ExitStatus.FAILED;
         }
-    }
-
-    private static String describe(Throwable e) {
-        StringBuilder b = new StringBuilder(String.valueOf(e.getMessage()));
-        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
-            b.append(" (caused by ").append(c.getClass().getSimpleName()).append(": ").append(c.getMessage()).append(')');
-        }
-        return b.toString();
     }
 }

@@ -88,6 +88,28 @@ class P2pPerfTest {
                 out.toString(StandardCharsets.UTF_8));
     }
 
+    /**
+     * What a user's set-up gets wrong is said in one line, not with a stack trace: a bad setting
+     * is a usage error, a store nobody serves a failure naming the store.
+     */
+    @Test
+    void aSetUpProblemIsOneLineWithoutAStackTrace() throws Exception {
+        int closedPort;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            closedPort = s.getLocalPort();
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
+        assertEquals(ExitStatus.USAGE, new P2pPerf().run(new String[] {"-t", "tcp"}, Map.of("RANK", "1", "WORLD_SIZE", "2",
+                "MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "" + closedPort, "RDMA4J_TIMEOUT_MS", "soon"), ps, ps));
+        assertEquals(ExitStatus.FAILED, new P2pPerf().run(new String[] {"-t", "tcp"}, Map.of("RANK", "1", "WORLD_SIZE", "2",
+                "MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "" + closedPort, "RDMA4J_TIMEOUT_MS", "300"), ps, ps));
+        String said = out.toString(StandardCharsets.UTF_8);
+        assertTrue(said.contains("RDMA4J_TIMEOUT_MS"), said);
+        assertTrue(said.contains("rank 1 could not reach the job's store"), said);
+        assertTrue(!said.contains("\tat "), "no stack trace: " + said);
+    }
+
     private static int run(ByteArrayOutputStream out, String... args) {
         PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
         return new P2pPerf().run(args, Map.of(), ps, ps);

@@ -25,10 +25,12 @@ class PerfToolTest {
         Path csv = dir.resolve("ar.csv");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int status = run(out, AllReducePerf.class, "allreduce", "--ranks", "2", "-b", "8", "-e", "64K", "-f", "8",
-                "-n", "2", "-w", "1", "--jit-warmup", "1", "-c", "1", "-t", "shm", "--csv", csv.toString());
+                "-n", "2", "-w", "1", "--jit-warmup", "1", "-c", "1", "-t", "shm", "-a", "rhd", "--csv", csv.toString());
         String table = out.toString(StandardCharsets.UTF_8);
         assertEquals(ExitStatus.OK, status, table);
         assertTrue(table.contains("# allreduce-perf: allreduce, 2 ranks, transport shm"), table);
+        // a forced algorithm runs only where it can: the header says so, the algo column what ran
+        assertTrue(table.contains("algorithm rhd where it can run (else the policy's"), table);
         assertTrue(table.contains("# Out of bounds values : 0 OK"), table);
         assertTrue(table.contains("# Avg bus bandwidth    : "), table);
         // a data row in nccl-tests' columns: size count type redop root, then time algbw busbw #wrong twice

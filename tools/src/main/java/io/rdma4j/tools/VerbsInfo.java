@@ -23,6 +23,8 @@ import java.util.Optional;
  * usage; 3 with {@code --require-device} when there is no device (for scripts that need one).
  */
 public final class VerbsInfo {
+    private static final String USAGE = "usage: verbs-info [--require-device]";
+
     private VerbsInfo() {
     }
 
@@ -31,8 +33,12 @@ public final class VerbsInfo {
         for (String a : args) {
             if (a.equals("--require-device")) {
                 requireDevice = true;
+            } else if (a.equals("-h") || a.equals("--help")) {
+                System.out.println(USAGE);
+                System.exit(0);
             } else {
-                System.err.println("usage: verbs-info [--require-device]");
+                System.err.println("verbs-info: unknown option " + a);
+                System.err.println(USAGE);
                 System.exit(2);
             }
         }

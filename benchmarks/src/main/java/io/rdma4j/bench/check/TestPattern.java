@@ -14,8 +14,12 @@ import io.rdma4j.collectives.ReduceOp;
  * the library's kernels, and then stored as the data type would store it.
  */
 public final class TestPattern {
-    /** Prefilled into outputs so that an element no rank wrote is caught; no input has this value. */
-    public static final double SENTINEL = 200;
+    /**
+     * Prefilled into outputs so that an element no rank wrote is caught: no input and, up to 40
+     * ranks, no result has this value (sums stay at or below 240, products are powers of two,
+     * min/max at or below 97), and every data type holds it exactly (u8 up to 255).
+     */
+    public static final double SENTINEL = 250;
     /** Rank bits that sum and product inputs carry: ranks below 2^16 - 1 are told apart. */
     static final int RANK_BITS = 16;
 

@@ -190,4 +190,19 @@ class TestPatternTest {
             }
         }
     }
+
+    /** An output no rank wrote keeps the sentinel, which must then read as wrong: no result up to 40 ranks equals it. */
+    @Test
+    void noResultUpToFortyRanksEqualsTheSentinel() {
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                TestPattern p = new TestPattern(t, op);
+                for (int ranks = 1; ranks <= 40; ranks++) {
+                    for (long idx = 0; idx < 400; idx++) {
+                        assertNotEquals(TestPattern.SENTINEL, p.reduced(ranks, idx), t + " " + op + " " + ranks + " ranks, element " + idx);
+                    }
+                }
+            }
+        }
+    }
 }
