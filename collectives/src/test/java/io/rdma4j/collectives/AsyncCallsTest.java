@@ -190,49 +190,69 @@ class AsyncCallsTest {
     @Test
     void threadsAwaitingOneHandleAllSeeItsOutcomeAndItComesBackOnce() throws Exception {
         java.util.concurrent.CountDownLatch bothWaiting = new java.util.concurrent.CountDownLatch(1);
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
-                try (Communicator c = communicator(g, rank, AWAIT)) {
-                    c.barrier(); // both connected
-                    float[] v = {rank + 1};
-                    if (rank == 1) {
-                        assertTrue(bothWaiting.await(30, TimeUnit.SECONDS));
-                        c.allReduce(v, ReduceOp.SUM);
-                        c.barrier();
-                        c.barrier();
-                        return;
-                    }
-                    Work w = c.allReduceAsync(MemorySegment.ofArray(v), DataType.F32, ReduceOp.SUM);
-                    java.util.concurrent.atomic.AtomicReference<Throwable> otherFailed = new java.util.concurrent.atomic.AtomicReference<>();
-                    Thread other = Thread.ofPlatform().start(() -> {
-                        try {
-                            w.await(AWAIT);
-                        } catch (Throwable e) {
-                            otherFailed.set(e);
-                        }
-                    });
-                    Thread.ofPlatform().daemon().start(() -> { // lets rank 1 in once both threads wait
-                        while (w.awaiters() < 2) {
-                            Thread.onSpinWait();
-                        }
-                        bothWaiting.countDown();
-                    });
-                    while (w.awaiters() < 1) { // the other thread first: then this one
-                        Thread.onSpinWait();
-                    }
+        LocalWorld.tcp(2, AWAIT, (rank, c) -> {
+            c.barrier(); // both connected
+            float[] v = {rank + 1};
+            if (rank == 1) {
+                assertTrue(bothWaiting.await(30, TimeUnit.SECONDS));
+                c.allReduce(v, ReduceOp.SUM);
+                c.barrier();
+                c.barrier();
+                return;
+            }
+            Work w = c.allReduceAsync(MemorySegment.ofArray(v), DataType.F32, ReduceOp.SUM);
+            java.util.concurrent.atomic.AtomicReference<Throwable> otherFailed = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread other = Thread.ofPlatform().start(() -> {
+                try {
                     w.await(AWAIT);
-                    other.join(30_000);
-                    assertEquals(null, otherFailed.get(), "the second waiter saw the call succeed");
-                    assertEquals(3f, v[0]);
-                    Work a = c.barrierAsync();
-                    Work b = c.barrierAsync();
-                    assertNotSame(a, b, "one handle for two calls in flight");
-                    a.await(AWAIT);
-                    b.await(AWAIT);
+                } catch (Throwable e) {
+                    otherFailed.set(e);
                 }
             });
-        }
+            Thread.ofPlatform().daemon().start(() -> { // lets rank 1 in once both threads wait
+                while (w.awaiters() < 2) {
+                    Thread.onSpinWait();
+                }
+                bothWaiting.countDown();
+            });
+            while (w.awaiters() < 1) { // the other thread first: then this one
+                Thread.onSpinWait();
+            }
+            w.await(AWAIT);
+            other.join(30_000);
+            assertEquals(null, otherFailed.get(), "the second waiter saw the call succeed");
+            assertEquals(3f, v[0]);
+            Work a = c.barrierAsync();
+            Work b = c.barrierAsync();
+            assertNotSame(a, b, "one handle for two calls in flight");
+            a.await(AWAIT);
+            b.await(AWAIT);
+        });
     }
+
+    /** One round's issue and awaits of a world allreduce of {@code a} and a split allreduce of {@code b}. */
+    private interface WorldAndSplitRound {
+        void run(int rank, Communicator world, Communicator split, float[] a, float[] b);
+    }
+
+    /**
+     * {@code rounds} rounds on two ranks over TCP, each a world allreduce (1 + 2) and a split
+     * allreduce (10 + 20) as {@code round} issues and awaits them; a 3 s timeout.
+     */
+    private static void worldAndSplitRounds(int rounds, WorldAndSplitRound round) throws Exception {
+        LocalWorld.tcp(2, Duration.ofSeconds(3), (rank, world) -> {
+            try (Communicator split = world.split(0, rank)) {
+                for (int k = 0; k < rounds; k++) {
+                    float[] a = {rank + 1};
+                    float[] b = {10 * (rank + 1)};
+                    round.run(rank, world, split, a, b);
+                    assertEquals(3f, a[0], "round " + k);
+                    assertEquals(30f, b[0], "round " + k);
+                }
+            }
+        });
+    }
+
     /**
      * A world's and its split's asynchronous calls, issued in the same order on both ranks: rank 0
      * awaits the split's call first (so its thread runs that queue), rank 1 the world's. Each rank
@@ -241,24 +261,11 @@ class AsyncCallsTest {
      */
     @Test
     void callsOfAWorldAndItsSplitRunInIssueOrderWhicheverIsAwaitedFirst() throws Exception {
-        LocalWorld.tcp(2, Duration.ofSeconds(3), (rank, world) -> {
-            try (Communicator split = world.split(0, rank)) {
-                for (int round = 0; round < 20; round++) {
-                    float[] a = {rank + 1};
-                    float[] b = {10 * (rank + 1)};
-                    Work wa = world.allReduceAsync(MemorySegment.ofArray(a), DataType.F32, ReduceOp.SUM);
-                    Work wb = split.allReduceAsync(MemorySegment.ofArray(b), DataType.F32, ReduceOp.SUM);
-                    if (rank == 0) {
-                        wb.await(AWAIT);
-                        wa.await(AWAIT);
-                    } else {
-                        wa.await(AWAIT);
-                        wb.await(AWAIT);
-                    }
-                    assertEquals(3f, a[0], "round " + round);
-                    assertEquals(30f, b[0], "round " + round);
-                }
-            }
+        worldAndSplitRounds(20, (rank, world, split, a, b) -> {
+            Work wa = world.allReduceAsync(MemorySegment.ofArray(a), DataType.F32, ReduceOp.SUM);
+            Work wb = split.allReduceAsync(MemorySegment.ofArray(b), DataType.F32, ReduceOp.SUM);
+            (rank == 0 ? wb : wa).await(AWAIT);
+            (rank == 0 ? wa : wb).await(AWAIT);
         });
     }
 
@@ -269,20 +276,13 @@ class AsyncCallsTest {
      */
     @Test
     void aSynchronousSplitCallRunsAfterTheWorldsCallIssuedBeforeIt() throws Exception {
-        LocalWorld.tcp(2, Duration.ofSeconds(3), (rank, world) -> {
-            try (Communicator split = world.split(0, rank)) {
-                for (int round = 0; round < 100; round++) {
-                    float[] a = {rank + 1};
-                    float[] b = {10 * (rank + 1)};
-                    Work wa = world.allReduceAsync(MemorySegment.ofArray(a), DataType.F32, ReduceOp.SUM);
-                    split.allReduce(b, ReduceOp.SUM);
-                    wa.await(AWAIT);
-                    assertEquals(3f, a[0], "round " + round);
-                    assertEquals(30f, b[0], "round " + round);
-                }
-            }
+        worldAndSplitRounds(100, (rank, world, split, a, b) -> {
+            Work wa = world.allReduceAsync(MemorySegment.ofArray(a), DataType.F32, ReduceOp.SUM);
+            split.allReduce(b, ReduceOp.SUM);
+            wa.await(AWAIT);
         });
     }
+
     /**
      * A future's action issues another call while this thread's synchronous call waits for the
      * engine: had the action run on the progress thread that completed the first call (holding the
@@ -291,30 +291,27 @@ class AsyncCallsTest {
      */
     @Test
     void aFuturesActionThatIssuesACallDoesNotRunWhereTheEngineIsHeld() throws Exception {
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
-            g.run(Duration.ofSeconds(30), (rank, t, store) -> {
-                try (Communicator c = communicator(g, rank, Duration.ofSeconds(10))) {
-                    c.barrier(); // both connected
-                    float[] v = {rank + 1};
-                    if (rank == 1) {
-                        c.barrier();
-                        Thread.sleep(500);
-                        c.allReduce(v, ReduceOp.SUM);
-                        c.barrier();
-                        c.barrier();
-                        return;
-                    }
-                    c.barrierAsync().await(AWAIT); // the progress thread is up
-                    Work w = c.allReduceAsync(MemorySegment.ofArray(v), DataType.F32, ReduceOp.SUM);
-                    java.util.concurrent.CompletableFuture<Work> next = w.future().thenApply(ignored -> c.barrierAsync());
-                    Thread.sleep(100); // the progress thread runs w, rank 1 is not there yet
-                    c.barrier();
-                    next.get(20, TimeUnit.SECONDS).await(AWAIT);
-                    assertEquals(3f, v[0]);
-                }
-            });
-        }
+        LocalWorld.tcp(2, Duration.ofSeconds(10), (rank, c) -> {
+            c.barrier(); // both connected
+            float[] v = {rank + 1};
+            if (rank == 1) {
+                c.barrier();
+                Thread.sleep(500);
+                c.allReduce(v, ReduceOp.SUM);
+                c.barrier();
+                c.barrier();
+                return;
+            }
+            c.barrierAsync().await(AWAIT); // the progress thread is up
+            Work w = c.allReduceAsync(MemorySegment.ofArray(v), DataType.F32, ReduceOp.SUM);
+            java.util.concurrent.CompletableFuture<Work> next = w.future().thenApply(ignored -> c.barrierAsync());
+            Thread.sleep(100); // the progress thread runs w, rank 1 is not there yet
+            c.barrier();
+            next.get(20, TimeUnit.SECONDS).await(AWAIT);
+            assertEquals(3f, v[0]);
+        });
     }
+
     /**
      * A split closed while its queued calls still run (rank 1 joins each 2.5 s late and only the
      * first two, the close waits up to the 4 s timeout, which falls during the second): close
