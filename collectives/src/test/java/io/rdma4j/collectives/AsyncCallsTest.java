@@ -181,6 +181,7 @@ class AsyncCallsTest {
             });
         }
     }
+
     /**
      * Two threads of rank 0 await one handle while rank 1 joins only once both are in the wait:
      * both see the call's outcome, and the handle goes back once, so the next two calls get two
