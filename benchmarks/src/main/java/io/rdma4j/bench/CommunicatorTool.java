@@ -63,8 +63,8 @@ abstract class CommunicatorTool {
             e.put(TransportConfig.ENV_TRANSPORT, transport);
         }
         JobMembership job = JobMembership.join(tool, e, err);
-        if (job == null) {
-            return ExitStatus.FAILED;
+        if (!job.joined()) {
+            return job.failedStatus();
         }
         try (Store store = job.store()) { // closed after the abort below has told the others through it
             try {
@@ -75,6 +75,7 @@ abstract class CommunicatorTool {
                 err.println(tool + ": rank " + job.comm().rank() + " failed: " + ex);
                 ex.printStackTrace(err);
                 job.comm().abort(ex); // tells the other ranks instead of leaving them to time out
+                job.comm().close(); // quick after the abort: what was queued fails at once
                 return ExitStatus.FAILED;
             }
         }

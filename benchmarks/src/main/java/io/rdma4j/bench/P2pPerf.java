@@ -124,6 +124,9 @@ public final class P2pPerf {
         Store store;
         try {
             store = TcpStore.builder().fromEnvironment(e).build();
+        } catch (IllegalArgumentException bad) { // a malformed MASTER_PORT, RANK, ...
+            err.println(TOOL + ": " + bad.getMessage());
+            return ExitStatus.USAGE;
         } catch (RuntimeException ex) {
             err.println(TOOL + ": rank " + rank + " could not reach the job's store: " + JobMembership.describe(ex));
             return ExitStatus.FAILED;

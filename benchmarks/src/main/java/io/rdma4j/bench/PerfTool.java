@@ -73,8 +73,8 @@ final class PerfTool {
 
     private int runRank(PerfOptions o, Map<String, String> env, PrintStream out, PrintStream err) {
         JobMembership job = JobMembership.join(tool, env, err);
-        if (job == null) {
-            return ExitStatus.FAILED;
+        if (!job.joined()) {
+            return job.failedStatus();
         }
         try (Store store = job.store()) {
             return benchmark(job.comm(), store, o, tool, out, err);

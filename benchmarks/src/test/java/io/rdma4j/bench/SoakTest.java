@@ -20,6 +20,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The soak command: short runs on shm and TCP, and its check catching one wrong element. */
 class SoakTest {
 
+    /**
+     * A rank of a job that cannot join says why in one line: a malformed setting is a usage error,
+     * a store nobody serves a failure naming the store (the communicator tools share this with
+     * allreduce-perf).
+     */
+    @Test
+    void aRankThatCannotJoinSaysWhyInOneLine() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
+        assertEquals(ExitStatus.USAGE, new Soak().run(new String[0], UnservedJob.env("MASTER_PORT", "port"), ps, ps));
+        assertEquals(ExitStatus.FAILED, new Soak().run(new String[0], UnservedJob.env(), ps, ps),
+                out.toString(StandardCharsets.UTF_8));
+        UnservedJob.assertSaidWithoutStackTrace(out.toString(StandardCharsets.UTF_8), "MASTER_PORT",
+                "rank 1 could not reach the job's store");
+    }
+
     @Test
     void shortSoaksOnShmAndTcpCheckEveryCallAndReport() {
         for (String transport : new String[] {"shm", "tcp"}) {

@@ -128,7 +128,11 @@ public final class CommunicatorBuilder {
         try {
             return Communicator.world(world, rank);
         } catch (RuntimeException | Error e) {
-            world.close(java.time.Duration.ZERO); // what it created, and its claim on the transport
+            try {
+                world.close(java.time.Duration.ZERO); // what it created, and its claim on the transport
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
             throw e;
         }
     }

@@ -70,7 +70,7 @@ public final class GradientBucketer implements AutoCloseable {
      * The failure of a bucket's allreduce, once one failed: the iteration's gradients are not
      * all reduced and that bucket's handle is gone, so a later finish must not report success.
      */
-    private RuntimeException failure;
+    private Throwable failure;
     private int failedBucket;
 
     /** Averages the trainer's gradient segments over the communicator with {@link #DEFAULT_BUCKET_BYTES} buckets. */
@@ -213,7 +213,7 @@ public final class GradientBucketer implements AutoCloseable {
             done = w.awaitNanos(timeoutNanos);
         } catch (Work.InterruptedWait interrupted) {
             throw interrupted; // still running over this bucket: close() waits for it before freeing it
-        } catch (RuntimeException failed) {
+        } catch (RuntimeException | Error failed) { // an Error too: the handle went back all the same
             works[b] = null; // awaited: the handle belongs to the communicator again
             failure = failed;
             failedBucket = b;
@@ -357,6 +357,7 @@ public final class GradientBucketer implements AutoCloseable {
             return;
         }
         closed = true;
+        Error error = null;
         for (int b = 0; b < works.length; b++) {
             Work w = works[b];
             if (w != null) {
@@ -365,6 +366,8 @@ public final class GradientBucketer implements AutoCloseable {
                     w.awaitUninterruptibly(); // an interrupted thread's close too: the call still uses the bucket
                 } catch (RuntimeException ignored) {
                     // reported to whoever awaited it; the call is over, so its memory can go
+                } catch (Error e) { // the call is over too: the other buckets are still awaited and freed
+                    error = error == null ? e : error;
                 }
             }
         }
@@ -372,6 +375,9 @@ public final class GradientBucketer implements AutoCloseable {
             if (b != null) {
                 b.close();
             }
+        }
+        if (error != null) {
+            throw error;
         }
     }
 }

@@ -102,6 +102,7 @@ final class World {
      * world created.
      */
     void close(Duration timeout) {
+        RuntimeException failure = null;
         try {
             for (IssueOrder split : openSplits) {
                 split.close(timeout);
@@ -113,17 +114,35 @@ final class World {
             } finally {
                 engine.lock().unlock();
             }
-        } finally {
-            release(transport); // also when freeing the staging failed: the transport may serve a new world
+        } catch (RuntimeException e) {
+            failure = e;
         }
-        if (ownsLocal) {
-            localTransport.close();
+        // each of these also when an earlier step failed: the transport may serve a new world,
+        // and what this world created must not outlive it
+        release(transport);
+        failure = closeAfter(failure, ownsLocal ? localTransport : null);
+        failure = closeAfter(failure, ownsTransport ? transport : null);
+        failure = closeAfter(failure, ownsStore ? store : null);
+        if (failure != null) {
+            throw failure;
         }
-        if (ownsTransport) {
-            transport.close();
+    }
+
+    /** Closes {@code r} (unless null); returns the first failure, a later one suppressed in it. */
+    private static RuntimeException closeAfter(RuntimeException first, AutoCloseable r) {
+        if (r == null) {
+            return first;
         }
-        if (ownsStore) {
-            store.close();
+        try {
+            r.close();
+            return first;
+        } catch (Exception e) {
+            RuntimeException next = e instanceof RuntimeException re ? re : new IllegalStateException(e);
+            if (first == null) {
+                return next;
+            }
+            first.addSuppressed(next);
+            return first;
         }
     }
 }

@@ -211,12 +211,13 @@ class AsyncCallsTest {
                 }
             });
             Thread.ofPlatform().daemon().start(() -> { // lets rank 1 in once both threads wait
-                while (w.awaiters() < 2) {
-                    Thread.onSpinWait();
+                long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (w.awaiters() < 2 && System.nanoTime() - giveUp < 0) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(100_000);
                 }
                 bothWaiting.countDown();
             });
-            while (w.awaiters() < 1) { // the other thread first: then this one
+            while (w.awaiters() < 1 && other.isAlive()) { // the other thread first: then this one
                 Thread.onSpinWait();
             }
             w.await(AWAIT);
@@ -339,6 +340,7 @@ class AsyncCallsTest {
                 v[k] = new float[] {1};
                 works[k] = split.allReduceAsync(MemorySegment.ofArray(v[k]), DataType.F32, ReduceOp.SUM);
             }
+            Thread.sleep(300); // the progress thread runs them (keeping the engine), not the close below
             split.close();
             for (int k = 0; k < v.length; k++) {
                 assertTrue(works[k].isDone(), "call " + k + " still running after close returned");

@@ -1,7 +1,5 @@
 package io.rdma4j.collectives;
 
-import io.rdma4j.transport.Connection;
-import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
@@ -27,7 +25,7 @@ class FailureBeforeStartTest {
     @Test
     void aRankWhoseCallFailsBeforeItStartsFailsTheOthersNamingItself() throws Exception {
         LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(20),
-                (rank, t) -> rank == 1 ? new RefusingRegistration(t, false) : t, (rank, c) -> {
+                (rank, t) -> rank == 1 ? refusingRegistration(t, false) : t, (rank, c) -> {
             try (Arena arena = Arena.ofShared()) {
                 long start = System.nanoTime();
                 CollectiveException e;
@@ -56,7 +54,7 @@ class FailureBeforeStartTest {
     @Test
     void anErrorBeforeTheStartBreaksTheCommunicatorAndTellsTheOthers() throws Exception {
         LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(20),
-                (rank, t) -> rank == 1 ? new RefusingRegistration(t, true) : t, (rank, c) -> {
+                (rank, t) -> rank == 1 ? refusingRegistration(t, true) : t, (rank, c) -> {
             try (Arena arena = Arena.ofShared()) {
                 long start = System.nanoTime();
                 if (rank == 1) {
@@ -81,26 +79,17 @@ class FailureBeforeStartTest {
      * A transport that cannot register memory of {@link #REFUSED_BYTES}, as one short of pinnable
      * memory, or ({@code error}) whose JVM runs out of memory there.
      */
-    private record RefusingRegistration(Transport t, boolean error) implements Transport {
-        @Override
-        public RegisteredBuffer register(MemorySegment segment) {
-            if (segment.byteSize() == REFUSED_BYTES) {
-                if (error) {
-                    throw new OutOfMemoryError("no memory for " + segment.byteSize() + " bytes (test)");
+    private static Transport refusingRegistration(Transport t, boolean error) {
+        return new FaultyTransport(t) {
+            @Override
+            void beforeRegister(MemorySegment segment) {
+                if (segment.byteSize() == REFUSED_BYTES) {
+                    if (error) {
+                        throw new OutOfMemoryError("no memory for " + segment.byteSize() + " bytes (test)");
+                    }
+                    throw new TransportException(t.rank(), "cannot register " + segment.byteSize() + " bytes (test)");
                 }
-                throw new TransportException(t.rank(), "cannot register " + segment.byteSize() + " bytes (test)");
             }
-            return t.register(segment);
-        }
-
-        @Override public String provider() { return t.provider(); }
-        @Override public int rank() { return t.rank(); }
-        @Override public int size() { return t.size(); }
-        @Override public RegisteredBuffer allocate(long bytes) { return t.allocate(bytes); }
-        @Override public Connection connection(int peer) { return t.connection(peer); }
-        @Override public long test(long request) { return t.test(request); }
-        @Override public long await(long request, long timeoutNanos) { return t.await(request, timeoutNanos); }
-        @Override public void abort(Throwable cause) { t.abort(cause); }
-        @Override public void close() { t.close(); }
+        };
     }
 }

@@ -160,6 +160,42 @@ class GradientBucketerTest {
     }
 
     /**
+     * A bucket whose allreduce failed with an Error before it started (rank 0 out of memory for
+     * the staging it allocates on first use) makes the bucketer unusable as a failure does: the
+     * Error reaches the caller, and a second finish says which bucket failed instead of awaiting
+     * a handle that went back to the communicator.
+     */
+    @Test
+    void anErrorOfABucketsAllReduceMakesTheBucketerUnusableAsAFailureDoes() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean outOfMemory = new java.util.concurrent.atomic.AtomicBoolean();
+        long bytes = 256 << 10; // the ring: staging allocated at its first call
+        LocalWorld.run(TransportConfig.Provider.TCP, 2, Duration.ofSeconds(5), (rank, t) -> rank == 1 ? t
+                : new FaultyTransport(t) {
+                    @Override
+                    void beforeAllocate(long n) {
+                        if (outOfMemory.get()) {
+                            throw new OutOfMemoryError("no memory for " + n + " bytes of staging (test)");
+                        }
+                    }
+                }, (rank, c) -> {
+            try (GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {bytes}, bytes,
+                    ReduceOp.SUM)) {
+                if (rank == 1) {
+                    bk.markReady(0);
+                    assertThrows(CollectiveException.class, () -> bk.finish(AWAIT));
+                    return;
+                }
+                outOfMemory.set(true);
+                bk.markReady(0);
+                OutOfMemoryError e = assertThrows(OutOfMemoryError.class, () -> bk.finish(AWAIT));
+                IllegalStateException again = assertThrows(IllegalStateException.class, () -> bk.finish(AWAIT));
+                assertTrue(again.getMessage().contains("allreduce of bucket 0 of 1 failed"), again.getMessage());
+                assertEquals(e, again.getCause());
+            }
+        });
+    }
+
+    /**
      * A closed bucketer refuses every call: its handles went back to the communicator, which may
      * have given them to another call since (here: the allreduce issued after close), and its
      * buckets are freed.

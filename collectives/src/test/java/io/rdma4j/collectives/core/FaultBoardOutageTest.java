@@ -106,8 +106,10 @@ class FaultBoardOutageTest {
             assertTrue(board.available());
         }
         assertNull(board.poll("c")); // goes through
+        assertTrue(board.available());
         store.failures.set(1);
         assertNull(board.poll("c"));
+        assertFalse(board.available());
         now.addAndGet(second);
         assertTrue(board.available(), "after a call went through, the next failure's interval is the first again");
     }
