@@ -1,5 +1,7 @@
 package io.rdma4j.bench;
 
+import io.rdma4j.bench.launch.ExitStatus;
+
 import io.rdma4j.bench.coll.BenchCollective;
 
 /** {@code bin/rdma4j allreduce-perf}: nccl-tests' all_reduce_perf on rdma4j (see {@link PerfOptions#usage}). */
@@ -8,9 +10,7 @@ public final class AllReducePerf {
     }
 
     public static void main(String[] args) {
-        int status = new PerfTool("allreduce-perf", BenchCollective.named("allreduce"), AllReducePerf.class)
-                .run(args, System.getenv(), System.out, System.err);
-        System.out.flush();
-        System.exit(status);
+        ExitStatus.exit(() -> new PerfTool("allreduce-perf", BenchCollective.named("allreduce"), AllReducePerf.class)
+                .run(args, System.getenv(), System.out, System.err));
     }
 }

@@ -1,5 +1,7 @@
 package io.rdma4j.bench;
 
+import io.rdma4j.bench.launch.ExitStatus;
+
 /**
  * {@code bin/rdma4j collective-perf --op-kind reducescatter|allgather|broadcast|allreduce}: the
  * same benchmark as allreduce-perf for the other collectives.
@@ -9,9 +11,7 @@ public final class CollectivePerf {
     }
 
     public static void main(String[] args) {
-        int status = new PerfTool("collective-perf", null, CollectivePerf.class)
-                .run(args, System.getenv(), System.out, System.err);
-        System.out.flush();
-        System.exit(status);
+        ExitStatus.exit(() -> new PerfTool("collective-perf", null, CollectivePerf.class)
+                .run(args, System.getenv(), System.out, System.err));
     }
 }

@@ -21,6 +21,16 @@ public final class CsvResults implements AutoCloseable {
     private final int ranks;
     private final String transport;
 
+    /**
+     * Refuses, before any rank starts, a {@code --csv} path that can only fail when rank 0 opens it
+     * after the job ran: an existing directory.
+     */
+    public static void checkTarget(Path file) {
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("--csv " + file + " is a directory; give a file name");
+        }
+    }
+
     public CsvResults(Path file, String system, String collective, int ranks, String transport) {
         try {
             Path parent = file.toAbsolutePath().getParent();

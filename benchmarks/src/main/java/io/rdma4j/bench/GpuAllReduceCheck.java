@@ -51,7 +51,7 @@ public final class GpuAllReduceCheck {
     private final List<String> forwarded = new ArrayList<>();
 
     public static void main(String[] args) {
-        System.exit(new GpuAllReduceCheck().run(args, System.getenv(), System.out, System.err));
+        ExitStatus.exit(() -> new GpuAllReduceCheck().run(args, System.getenv(), System.out, System.err));
     }
 
     int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {

@@ -73,9 +73,7 @@ public final class OverlapPerf extends CommunicatorTool {
     }
 
     public static void main(String[] args) {
-        int status = new OverlapPerf().run(args, System.getenv(), System.out, System.err);
-        System.out.flush();
-        System.exit(status);
+        ExitStatus.exit(() -> new OverlapPerf().run(args, System.getenv(), System.out, System.err));
     }
 
     @Override

@@ -76,7 +76,7 @@ public final class P2pPerf {
     private final List<String> forwarded = new ArrayList<>();
 
     public static void main(String[] args) {
-        System.exit(new P2pPerf().run(args, System.getenv(), System.out, System.err));
+        ExitStatus.exit(() -> new P2pPerf().run(args, System.getenv(), System.out, System.err));
     }
 
     private static final String USAGE = "usage: bin/rdma4j p2p-perf [-b min] [-e max] [-f factor] [-W window] "
@@ -172,12 +172,15 @@ public final class P2pPerf {
             switch (a) {
                 case "-b" -> minBytes = ByteSizes.parse(v);
                 case "-e" -> maxBytes = ByteSizes.parse(v);
-                case "-f" -> factor = number(a, v);
-                case "-W" -> window = (int) number(a, v);
-                case "-n" -> smallIters = (int) number(a, v);
-                case "-N" -> largeIters = (int) number(a, v);
+                case "-f" -> factor = PerfOptions.parseDouble(a, v);
+                case "-W" -> window = (int) PerfOptions.parseDouble(a, v);
+                case "-n" -> smallIters = (int) PerfOptions.parseDouble(a, v);
+                case "-N" -> largeIters = (int) PerfOptions.parseDouble(a, v);
                 case "-t", "--transport" -> transport = v.toLowerCase(Locale.ROOT);
-                case "--csv" -> csv = Path.of(v);
+                case "--csv" -> {
+                    csv = Path.of(v);
+                    CsvResults.checkTarget(csv);
+                }
                 case "--measure" -> {
                     latency = v.equals("both") || v.equals("latency");
                     bandwidth = v.equals("both") || v.equals("bandwidth");
@@ -186,7 +189,7 @@ public final class P2pPerf {
                     }
                 }
                 case "--bw-bytes" -> bwBytes = ByteSizes.parse(v);
-                case "--jit-warmup" -> jitWarmup = (int) number(a, v);
+                case "--jit-warmup" -> jitWarmup = (int) PerfOptions.parseDouble(a, v);
                 default -> throw new IllegalArgumentException("unknown option '" + a + "'");
             }
             forwarded.add(a);
@@ -201,13 +204,6 @@ public final class P2pPerf {
         }
     }
 
-    private static double number(String option, String v) {
-        try {
-            return Double.parseDouble(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("option " + option + " needs a number, got '" + v + "'");
-        }
-    }
 
     private void measure(Transport t, long timeout, PrintStream out, PrintStream err) {
         int rank = t.rank();

@@ -177,6 +177,9 @@ public final class PerfOptions {
             throw new IllegalArgumentException("-f must be > 1 (or give -i with -f 1 for a linear step)");
         }
         o.sizes(); // validates the range
+        if (o.csv != null) {
+            CsvResults.checkTarget(o.csv);
+        }
         if (o.root < 0) {
             throw new IllegalArgumentException("root must be >= 0, got " + o.root);
         }
@@ -288,12 +291,18 @@ public final class PerfOptions {
         return n;
     }
 
-    private static double parseDouble(String option, String v) {
+    /** A finite number ({@code NaN} and infinities are refused: a factor of NaN stepped linearly, unasked). */
+    static double parseDouble(String option, String v) {
+        double d;
         try {
-            return Double.parseDouble(v.trim());
+            d = Double.parseDouble(v.trim());
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("option " + option + " needs a number, got '" + v + "'");
         }
+        if (!Double.isFinite(d)) {
+            throw new IllegalArgumentException("option " + option + " needs a finite number, got '" + v + "'");
+        }
+        return d;
     }
 
     /** The --help text. */

@@ -52,9 +52,7 @@ public final class Soak extends CommunicatorTool {
     }
 
     public static void main(String[] args) {
-        int status = new Soak().run(args, System.getenv(), System.out, System.err);
-        System.out.flush();
-        System.exit(status);
+        ExitStatus.exit(() -> new Soak().run(args, System.getenv(), System.out, System.err));
     }
 
     @Override

@@ -17,7 +17,7 @@ public final class VerbsPerf {
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err));
+        ExitStatus.exit(() -> run(args, System.out, System.err));
     }
 
     /** Runs one side of a test; returns the exit status (see {@link ExitStatus}). */

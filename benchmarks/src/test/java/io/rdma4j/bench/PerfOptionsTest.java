@@ -55,6 +55,23 @@ class PerfOptionsTest {
         assertEquals(1L << 30, o.maxIterBytes);
     }
 
+    /**
+     * Refused before any rank starts: a factor that is no finite number (NaN stepped the sizes
+     * linearly, unasked), and a CSV path that is a directory (rank 0 failed on it after the job ran).
+     */
+    @Test
+    void aFactorThatIsNoNumberAndACsvDirectoryAreRefusedAtOnce(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        for (String f : new String[] {"NaN", "Infinity"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> PerfOptions.parse(new String[] {"-b", "8", "-e", "1M", "-f", f}, AR));
+            assertTrue(e.getMessage().contains("finite number"), e.getMessage());
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> PerfOptions.parse(new String[] {"--csv", dir.toString()}, AR));
+        assertTrue(e.getMessage().contains("is a directory"), e.getMessage());
+        PerfOptions.parse(new String[] {"--csv", dir.resolve("results.csv").toString()}, AR);
+    }
+
     @Test
     void interleaveIsParsedAndRefusedForOtherCollectives() {
         assertEquals(50, PerfOptions.parse(new String[] {"--interleave", "50"}, AR).interleaveRounds);
