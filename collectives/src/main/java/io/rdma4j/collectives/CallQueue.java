@@ -8,7 +8,8 @@ import java.lang.foreign.MemorySegment;
  * under the communicator's issue lock and run, oldest first, by whichever thread holds the
  * engine: the progress thread, a thread awaiting one of them, or a synchronous call that must
  * run after them. That single-consumer-under-a-lock discipline is what keeps execution in issue
- * order, across the queues of a world and its splits too ({@link SharedIssueOrder}). The one consumer without the engine is {@link #failAll}, for a communicator aborted while
+ * order, across the queues of a world and its splits too ({@link SharedIssueOrder}). The one
+ * consumer without the engine is {@link #failAll}, for a communicator aborted while
  * another holds the engine; the queue's own monitor, held by whoever takes calls out of it, keeps
  * it from overtaking a call still being run.
  */
@@ -94,7 +95,7 @@ final class CallQueue {
 
     /** Runs the oldest queued call if its ticket is below {@code ticket}; the caller holds the engine. */
     synchronized void runOldestBefore(long ticket) {
-        if (head != tail && tickets[(int) (head & mask)] < ticket) {
+        if (headTicket() < ticket) { // an empty queue's MAX_VALUE is below no ticket
             runOldest();
         }
     }

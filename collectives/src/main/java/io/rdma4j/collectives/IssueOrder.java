@@ -19,8 +19,8 @@ import java.util.function.Supplier;
  * {@link ProgressThread} or by a thread that awaits it. All of them execute in the order issued,
  * each holding the engine's lock (which a world shares with its splits, so their collectives over
  * the shared transport run one at a time, in the order issued across them: {@link
- * SharedIssueOrder}): a synchronous call first runs the asynchronous calls issued before it. Neither path allocates once warm: the queue's requests and the {@link Work}
- * handles are reused.
+ * SharedIssueOrder}): a synchronous call first runs the asynchronous calls issued before it.
+ * Neither path allocates once warm: the queue's requests and the {@link Work} handles are reused.
  */
 final class IssueOrder {
     /** How many asynchronous calls may wait at once; one more makes its issuer run the oldest. */
