@@ -1,5 +1,6 @@
 package io.rdma4j.bench;
 
+import io.rdma4j.bench.check.BytePattern;
 import io.rdma4j.bench.launch.ExitStatus;
 import io.rdma4j.bench.launch.LocalJob;
 import io.rdma4j.bench.verbsperf.JitWarmup;
@@ -141,8 +142,8 @@ public final class P2pPerf {
                 return ExitStatus.FAILED;
             }
             try (t) {
-                measure(t, config.timeoutNanos(), out, err);
-                return ExitStatus.OK;
+                int wrong = measure(t, config.timeoutNanos(), out, err);
+                return wrong == 0 ? ExitStatus.OK : ExitStatus.WRONG_RESULTS;
             } catch (RuntimeException | Error ex) {
                 err.println(TOOL + ": rank " + rank + " failed: " + ex);
                 ex.printStackTrace(err);
@@ -173,9 +174,9 @@ public final class P2pPerf {
                 case "-b" -> minBytes = ByteSizes.parse(v);
                 case "-e" -> maxBytes = ByteSizes.parse(v);
                 case "-f" -> factor = PerfOptions.parseDouble(a, v);
-                case "-W" -> window = (int) PerfOptions.parseDouble(a, v);
-                case "-n" -> smallIters = (int) PerfOptions.parseDouble(a, v);
-                case "-N" -> largeIters = (int) PerfOptions.parseDouble(a, v);
+                case "-W" -> window = PerfOptions.parseInt(a, v, 1);
+                case "-n" -> smallIters = PerfOptions.parseInt(a, v, 1);
+                case "-N" -> largeIters = PerfOptions.parseInt(a, v, 1);
                 case "-t", "--transport" -> transport = v.toLowerCase(Locale.ROOT);
                 case "--csv" -> {
                     csv = Path.of(v);
@@ -189,7 +190,7 @@ public final class P2pPerf {
                     }
                 }
                 case "--bw-bytes" -> bwBytes = ByteSizes.parse(v);
-                case "--jit-warmup" -> jitWarmup = (int) PerfOptions.parseDouble(a, v);
+                case "--jit-warmup" -> jitWarmup = PerfOptions.parseInt(a, v, 0);
                 default -> throw new IllegalArgumentException("unknown option '" + a + "'");
             }
             forwarded.add(a);
@@ -205,9 +206,17 @@ public final class P2pPerf {
     }
 
 
-    private void measure(Transport t, long timeout, PrintStream out, PrintStream err) {
+    /**
+     * Prints the table (rank 0) and returns how many of this rank's checks found wrong data: after
+     * each size's latency run the last message received, after its bandwidth run (the receiving
+     * side) the last message of the last window, each told on {@code err}.
+     */
+    private int measure(Transport t, long timeout, PrintStream out, PrintStream err) {
         int rank = t.rank();
         int peer = 1 - rank;
+        BytePattern mine = new BytePattern(rank);
+        BytePattern theirs = new BytePattern(peer);
+        int wrong = 0;
         Connection c = t.connection(peer);
         RegisteredBuffer buf = t.allocate(Math.max(maxBytes, 8));
         RegisteredBuffer into = latency ? t.allocate(Math.max(maxBytes, 8)) : buf;
@@ -230,12 +239,24 @@ public final class P2pPerf {
             // C2 must have compiled the send/receive/poll path before the first size is timed (the
             // per-size skip of iters/10 would leave it in profiled tier-3 code)
             warmUp(t, c, buf, into, ack, reqs, timeout, err);
+            mine.fill(buf.segment(), buf.segment().byteSize()); // the warm-up's windows wrote into the receiver's
             for (long bytes : ByteSizes.series(minBytes, maxBytes, factor, 0)) {
                 int iters = bytes <= 8192 ? smallIters : largeIters;
-                double lat = latency ? latency(t, c, buf, into, bytes, iters, iters / 10 + 1, timeout) : Double.NaN;
+                double lat = Double.NaN;
+                if (latency) {
+                    into.segment().asSlice(0, bytes).fill((byte) 0); // what an earlier size left is no answer
+                    lat = latency(t, c, buf, into, bytes, iters, iters / 10 + 1, timeout);
+                    wrong += check(theirs, into, bytes, rank, "latency", err);
+                }
                 int bwIters = bandwidthWindows(bytes, window, iters, bwBytes);
-                double bw = bandwidth ? bandwidth(t, c, buf, ack, reqs, bytes, bwIters, bwIters / 10 + 1, timeout)
-                        : Double.NaN;
+                double bw = Double.NaN;
+                if (bandwidth) {
+                    bw = bandwidth(t, c, buf, ack, reqs, bytes, bwIters, bwIters / 10 + 1, timeout);
+                    if (rank != 0) { // the receiving side: its buffer holds the sender's bytes now
+                        wrong += check(theirs, buf, bytes, rank, "bandwidth", err);
+                        mine.fill(buf.segment(), bytes);
+                    }
+                }
                 if (rank == 0) {
                     out.printf(Locale.ROOT, "  %12d %14s %16s%n", bytes, latency ? String.format(Locale.ROOT, "%.2f", lat) : "-",
                             bandwidth ? String.format(Locale.ROOT, "%.3f", bw) : "-");
@@ -259,6 +280,18 @@ public final class P2pPerf {
                 w.close();
             }
         }
+        return wrong;
+    }
+
+    /** 1 if the first {@code bytes} of {@code got} are not the peer's pattern (told on {@code err}), else 0. */
+    private static int check(BytePattern sent, RegisteredBuffer got, long bytes, int rank, String run, PrintStream err) {
+        long at = sent.firstDifference(got.segment(), bytes);
+        if (at < 0) {
+            return 0;
+        }
+        err.println(TOOL + ": rank " + rank + " received wrong data in the " + run + " run at " + bytes
+                + " B: byte " + at + " differs from what the peer sent");
+        return 1;
     }
 
     /**

@@ -176,6 +176,21 @@ public final class PerfOptions {
         if (factorGiven && o.factor <= 1 && !stepGiven) {
             throw new IllegalArgumentException("-f must be > 1 (or give -i with -f 1 for a linear step)");
         }
+        if (factorGiven && stepGiven && o.factor != 1) {
+            throw new IllegalArgumentException("-i steps linearly and goes with -f 1 (or no -f), not -f " + v(o.factor)
+                    + "; -f " + v(o.factor) + " alone multiplies");
+        }
+        // a value other than the default where it changes nothing: the user expected it to
+        if (!o.collective.reduces() && o.op != ReduceOp.SUM) {
+            throw new IllegalArgumentException("-o applies to reductions; " + o.collective.name() + " reduces nothing");
+        }
+        if (!o.collective.rooted() && o.root != 0) {
+            throw new IllegalArgumentException("-r applies to broadcast; " + o.collective.name() + " has no root");
+        }
+        if (o.algorithm != null && !o.collective.name().equals("allreduce")) {
+            throw new IllegalArgumentException("-a chooses the allreduce algorithm; " + o.collective.name()
+                    + " has one of its own");
+        }
         o.sizes(); // validates the range
         if (o.csv != null) {
             CsvResults.checkTarget(o.csv);
@@ -278,7 +293,8 @@ public final class PerfOptions {
         };
     }
 
-    private static int parseInt(String option, String v, int min) {
+    /** An integer of at least {@code min} (a fraction is refused, not truncated). */
+    static int parseInt(String option, String v, int min) {
         int n;
         try {
             n = Integer.parseInt(v.trim());
@@ -289,6 +305,11 @@ public final class PerfOptions {
             throw new IllegalArgumentException("option " + option + " must be >= " + min + ", got " + n);
         }
         return n;
+    }
+
+    /** {@code d} as the user wrote it: 1 rather than 1.0. */
+    private static String v(double d) {
+        return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
     }
 
     /** A finite number ({@code NaN} and infinities are refused: a factor of NaN stepped linearly, unasked). */
@@ -313,15 +334,15 @@ public final class PerfOptions {
                 %s  -b, --minbytes SIZE     smallest size (K/M/G suffixes; default 32M)
                   -e, --maxbytes SIZE     largest size (default 32M)
                   -f, --stepfactor F      multiply the size by F (default 2 when -b < -e)
-                  -i, --stepbytes SIZE    add SIZE instead (with -f 1)
+                  -i, --stepbytes SIZE    add SIZE instead (with -f 1 or no -f)
                   -n, --iters N           timed iterations per size (default 20)
                   -w, --warmup_iters N    warm-up iterations per size (default 5)
                   -c, --check 0|1         check the results against a reference (default 1)
                   -d, --datatype T        float double half bfloat16 int32 int64 uint8 (default float)
-                  -o, --op OP             sum prod min max avg (default sum)
-                  -r, --root R            root of broadcast (default 0)
+                  -o, --op OP             sum prod min max avg (default sum; reductions only)
+                  -r, --root R            root of broadcast (default 0; broadcast only)
                   -a, --algo A            allreduce algorithm: ring tree rhd twohop window auto (default auto;
-                                          sets RDMA4J_ALGO)
+                                          sets RDMA4J_ALGO; allreduce only)
                   -t, --transport T       shm tcp verbs auto (default: RDMA4J_TRANSPORT, else auto)
                   -p, --placement P       out, in or both (default both: out-of-place and in-place columns)
                   --ranks N               launch N local ranks as separate JVMs (default 2 when the

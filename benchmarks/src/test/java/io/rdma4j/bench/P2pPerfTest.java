@@ -73,6 +73,17 @@ class P2pPerfTest {
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("--measure needs both, latency or bandwidth"));
     }
 
+    /** A count with a fraction is refused, not truncated (-W 1.9 ran a window of 1, -n 0.5 refused as "positive"). */
+    @Test
+    void fractionalCountsAreUsageErrors() {
+        for (String option : new String[] {"-W", "-n", "-N", "--jit-warmup"}) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            assertEquals(ExitStatus.USAGE, run(out, option, "1.9"), option);
+            assertTrue(out.toString(StandardCharsets.UTF_8).contains("option " + option + " needs an integer, got '1.9'"),
+                    out.toString(StandardCharsets.UTF_8));
+        }
+    }
+
     /** A rank started by Open MPI (or PMI) reads its rank and size as the communicator does; a bad one is a usage error. */
     @Test
     void aRankOfAnotherLauncherIsReadOrRefusedClearly() {

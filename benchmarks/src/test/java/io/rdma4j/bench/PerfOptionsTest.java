@@ -72,6 +72,40 @@ class PerfOptionsTest {
         PerfOptions.parse(new String[] {"--csv", dir.resolve("results.csv").toString()}, AR);
     }
 
+    /**
+     * An option that would change nothing is refused rather than ignored: -i beside a factor
+     * other than 1 (the factor won), a factor below 1 with -i (it stepped linearly), and -o, -r
+     * and -a with values other than their defaults where the collective has no use for them.
+     */
+    @Test
+    void optionsThatWouldChangeNothingAreRefused() {
+        assertEquals(List.of(1L << 20, 2L << 20, 3L << 20),
+                PerfOptions.parse(new String[] {"-b", "1M", "-e", "3M", "-f", "1", "-i", "1M"}, AR).sizes());
+        assertEquals(List.of(1L << 20, 2L << 20, 3L << 20),
+                PerfOptions.parse(new String[] {"-b", "1M", "-e", "3M", "-i", "1M"}, AR).sizes());
+        for (String f : new String[] {"2", "0.5"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> PerfOptions.parse(new String[] {"-b", "1M", "-e", "4M", "-f", f, "-i", "1M"}, AR));
+            assertTrue(e.getMessage().contains("-i steps linearly and goes with -f 1 (or no -f), not -f " + f),
+                    e.getMessage());
+        }
+        String[][] refused = {
+            {"-o", "max", "allgather", "-o applies to reductions; allgather reduces nothing"},
+            {"-o", "min", "broadcast", "-o applies to reductions; broadcast reduces nothing"},
+            {"-r", "1", "allreduce", "-r applies to broadcast; allreduce has no root"},
+            {"-r", "1", "reducescatter", "-r applies to broadcast; reducescatter has no root"},
+            {"-a", "ring", "allgather", "-a chooses the allreduce algorithm; allgather has one of its own"},
+        };
+        for (String[] r : refused) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> PerfOptions.parse(new String[] {"--op-kind", r[2], r[0], r[1]}, null), String.join(" ", r));
+            assertEquals(r[3], e.getMessage());
+        }
+        // the defaults, as nccl-tests command lines pass them to every collective, go through
+        PerfOptions.parse(new String[] {"--op-kind", "allgather", "-o", "sum", "-r", "0", "-a", "auto"}, null);
+        assertEquals(ReduceOp.MAX, PerfOptions.parse(new String[] {"--op-kind", "reducescatter", "-o", "max"}, null).op);
+    }
+
     @Test
     void interleaveIsParsedAndRefusedForOtherCollectives() {
         assertEquals(50, PerfOptions.parse(new String[] {"--interleave", "50"}, AR).interleaveRounds);

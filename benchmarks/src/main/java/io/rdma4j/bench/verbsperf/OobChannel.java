@@ -5,6 +5,7 @@ import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.NoRouteToHostException;
@@ -53,10 +54,12 @@ final class OobChannel implements AutoCloseable {
 
     /**
      * Client side: connects to the server, retrying while nothing listens yet (the server may
-     * still be starting), until the timeout.
+     * still be starting), until the timeout. The first refusal is told on {@code notices}, so
+     * that a client whose server is missing does not wait out the timeout without a word.
      */
-    static OobChannel connect(String host, int port, int timeoutSeconds) throws IOException {
+    static OobChannel connect(String host, int port, int timeoutSeconds, PrintStream notices) throws IOException {
         long deadline = System.nanoTime() + timeoutSeconds * 1_000_000_000L;
+        boolean told = false;
         while (true) {
             Socket s = new Socket();
             try {
@@ -68,6 +71,12 @@ final class OobChannel implements AutoCloseable {
                 if (System.nanoTime() >= deadline) {
                     throw new IOException("no verbs-perf server listening on " + host + ":" + port + " within "
                             + timeoutSeconds + " s (" + e.getMessage() + ")", e);
+                }
+                if (!told) {
+                    notices.println("verbs-perf: no server on " + host + ":" + port + " yet (" + e.getMessage()
+                            + "); retrying for up to " + timeoutSeconds + " s (--oob-timeout)");
+                    notices.flush();
+                    told = true;
                 }
                 sleep(CONNECT_RETRY_MILLIS);
             } catch (IOException e) {

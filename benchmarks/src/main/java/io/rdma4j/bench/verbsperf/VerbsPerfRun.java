@@ -36,7 +36,7 @@ public final class VerbsPerfRun {
                 out.flush();
             }
             try (OobChannel oob = p.isServer() ? OobChannel.accept(p.tcpPort, p.oobTimeoutSeconds)
-                    : OobChannel.connect(p.serverHost, p.tcpPort, p.oobTimeoutSeconds)) {
+                    : OobChannel.connect(p.serverHost, p.tcpPort, p.oobTimeoutSeconds, err)) {
                 PeerInfo local = e.info();
                 PeerInfo remote = oob.exchange(local);
                 Mtu mtu = e.connect(remote);

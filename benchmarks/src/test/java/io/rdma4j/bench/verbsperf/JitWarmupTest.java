@@ -92,7 +92,7 @@ class JitWarmupTest {
             }
         });
         int quietSideRounds;
-        try (OobChannel c = OobChannel.connect("127.0.0.1", port, 10)) {
+        try (OobChannel c = OobChannel.connect("127.0.0.1", port, 10, System.err)) {
             // this side is quiet itself, but the peer's busy reports keep it in step
             quietSideRounds = JitWarmup.untilQuiet(() -> sleep(100), c, limit);
         }

@@ -3,8 +3,11 @@ package io.rdma4j.bench.verbsperf;
 import io.rdma4j.verbs.Gid;
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -42,7 +45,7 @@ class OobChannelTest {
             }
         });
         // the client may start first: it retries until the server listens
-        try (OobChannel c = OobChannel.connect("127.0.0.1", port, 10)) {
+        try (OobChannel c = OobChannel.connect("127.0.0.1", port, 10, System.err)) {
             PeerInfo theirs = c.exchange(info(18, null, "write_bw sizes=64 iters=10 warmup=0"));
             assertEquals(17, theirs.qpn());
             assertArrayEquals(GID.raw(), theirs.gid().raw());
@@ -68,7 +71,7 @@ class OobChannelTest {
                 // the server sees the same mismatch
             }
         });
-        try (OobChannel c = OobChannel.connect("127.0.0.1", port, 10)) {
+        try (OobChannel c = OobChannel.connect("127.0.0.1", port, 10, System.err)) {
             IOException e = assertThrows(IOException.class, () -> c.exchange(info(2, GID,
                     "send_lat sizes=64 iters=1000 warmup=0")));
             assertTrue(e.getMessage().contains("same test options"), e.getMessage());
@@ -86,7 +89,7 @@ class OobChannelTest {
                 throw new RuntimeException(e);
             }
         });
-        try (OobChannel c = OobChannel.connect("127.0.0.1", port, 1); OobChannel s = server.get(10, TimeUnit.SECONDS)) {
+        try (OobChannel c = OobChannel.connect("127.0.0.1", port, 1, System.err); OobChannel s = server.get(10, TimeUnit.SECONDS)) {
             long t0 = System.nanoTime();
             IOException e = assertThrows(IOException.class, () -> c.barrier("size 64"));
             assertTrue(e.getMessage().contains("'size 64'") && e.getMessage().contains("timed out after 1 s"),
@@ -100,9 +103,14 @@ class OobChannelTest {
     void noServerFailsWithinTheTimeout() throws Exception {
         int port = freePort();
         long t0 = System.nanoTime();
-        IOException e = assertThrows(IOException.class, () -> OobChannel.connect("127.0.0.1", port, 1));
+        ByteArrayOutputStream notices = new ByteArrayOutputStream();
+        IOException e = assertThrows(IOException.class, () -> OobChannel.connect("127.0.0.1", port, 1,
+                new PrintStream(notices, true, StandardCharsets.UTF_8)));
         assertTrue(e.getMessage().contains("no verbs-perf server listening on 127.0.0.1:" + port), e.getMessage());
         assertTrue(System.nanoTime() - t0 < 5_000_000_000L);
+        String told = notices.toString(StandardCharsets.UTF_8);
+        assertTrue(told.startsWith("verbs-perf: no server on 127.0.0.1:" + port + " yet"), told);
+        assertEquals(1, told.lines().count(), "told once, not per retry: " + told);
     }
 
     @Test
@@ -117,7 +125,7 @@ class OobChannelTest {
                 // the client hangs up after reading the greeting
             }
         });
-        try (OobChannel c = OobChannel.connect("127.0.0.1", port, 10)) {
+        try (OobChannel c = OobChannel.connect("127.0.0.1", port, 10, System.err)) {
             IOException e = assertThrows(IOException.class, () -> c.exchange(info(1, GID, "x")));
             assertTrue(e.getMessage().contains("not a verbs-perf peer"), e.getMessage());
         }
