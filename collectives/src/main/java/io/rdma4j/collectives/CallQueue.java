@@ -120,7 +120,7 @@ final class CallQueue {
         Throwable failure = null;
         try {
             calls.checkUsable();
-            calls.execute(requests[(int) (head & mask)]);
+            calls.execute(requests[(int) (head & mask)], true);
         } catch (Throwable t) {
             failure = t;
         }

@@ -70,7 +70,29 @@ final class CollectiveCalls {
                 forced != null ? forced : world.engine.options().algorithm());
     }
 
-    void execute(Request r) {
+    /**
+     * Runs {@code r}. {@code checkedAtIssue}: a queued call, whose arguments {@link #check} passed
+     * when it was issued. If they fail now (its buffer was freed since), the other ranks are
+     * already in the call, and the calls queued behind it would pair with theirs one place off: the
+     * communicator breaks, as for a failure after the call took its sequence number.
+     */
+    void execute(Request r, boolean checkedAtIssue) {
+        try {
+            check(r.kind, r.send, r.recv, r.count, r.type, r.op, r.root);
+        } catch (RuntimeException e) {
+            if (!checkedAtIssue) {
+                throw e;
+            }
+            try {
+                identify(r);
+            } catch (RuntimeException unusable) { // closed or broken meanwhile: that is the reason to give
+                unusable.addSuppressed(e);
+                throw unusable;
+            }
+            throw failedToStart(e);
+        } finally {
+            begun = false;
+        }
         try {
             switch (r.kind) {
                 case ALL_REDUCE -> allReduce(r.send, r.recv, r.count, r.type, r.op, r.algorithm);
@@ -129,11 +151,7 @@ final class CollectiveCalls {
 
     private void allReduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
                            Algorithm forced) {
-        long bytes = checkCount(count, type);
-        checkSize("allReduce send", send, bytes);
-        checkReceive("allReduce recv", recv, bytes);
-        checkLayout("allReduce", send, bytes, recv, bytes, 0);
-        checkOp(op);
+        long bytes = type.bytes(count);
         Algorithm a = algorithmFor(bytes, forced);
         Call c = begin(CollectiveKind.ALL_REDUCE, type, op, count, -1, a.ordinal());
         if (size() == 1) {
@@ -151,12 +169,8 @@ final class CollectiveCalls {
     }
 
     private void reduceScatter(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op) {
-        long bytes = checkCount(count, type);
+        long bytes = type.bytes(count);
         long total = total(bytes);
-        checkSize("reduceScatter send", send, total);
-        checkReceive("reduceScatter recv", recv, bytes);
-        checkLayout("reduceScatter", send, total, recv, bytes, bytes * rank());
-        checkOp(op);
         Call c = begin(CollectiveKind.REDUCE_SCATTER, type, op, count, -1, -1);
         if (size() == 1) {
             Binder.copyIfDistinct(send, recv, bytes);
@@ -168,10 +182,8 @@ final class CollectiveCalls {
     }
 
     private void allGather(CollectiveKind kind, MemorySegment send, MemorySegment recv, long count, DataType type) {
-        long bytes = checkCount(count, type);
+        long bytes = type.bytes(count);
         long total = total(bytes);
-        checkSize("allGather send", send, bytes);
-        checkReceive("allGather recv", recv, total);
         Call c = begin(kind, type, null, count, -1, -1);
         long ownOffset = bytes * rank();
         if (!Binder.sameMemoryAt(send, recv, ownOffset)) { // no slice of recv: it would be an allocation per call
@@ -189,13 +201,7 @@ final class CollectiveCalls {
     }
 
     private void broadcast(MemorySegment data, long count, DataType type, int root) {
-        long bytes = checkCount(count, type);
-        checkRoot(root);
-        if (rank() == root) {
-            checkSize("broadcast data", data, bytes);
-        } else {
-            checkReceive("broadcast data", data, bytes);
-        }
+        long bytes = type.bytes(count);
         Call c = begin(CollectiveKind.BROADCAST, type, null, count, root, -1);
         if (size() == 1) {
             return;
@@ -208,15 +214,8 @@ final class CollectiveCalls {
     }
 
     private void reduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op, int root) {
-        long bytes = checkCount(count, type);
-        checkRoot(root);
-        checkSize("reduce send", send, bytes);
+        long bytes = type.bytes(count);
         boolean isRoot = rank() == root;
-        if (isRoot) {
-            checkReceive("reduce recv", recv, bytes);
-            checkLayout("reduce", send, bytes, recv, bytes, 0);
-        }
-        checkOp(op);
         Call c = begin(CollectiveKind.REDUCE, type, op, count, root, -1);
         if (size() == 1) {
             Binder.copyIfDistinct(send, recv, bytes);
@@ -245,13 +244,8 @@ final class CollectiveCalls {
     }
 
     private void allToAll(MemorySegment send, MemorySegment recv, long count, DataType type) {
-        long bytes = checkCount(count, type);
+        long bytes = type.bytes(count);
         long total = total(bytes);
-        checkSize("allToAll send", send, total);
-        checkReceive("allToAll recv", recv, total);
-        if (Binder.sameMemory(send, recv) || Binder.overlaps(send, recv)) {
-            throw new IllegalArgumentException("allToAll needs distinct send and receive buffers");
-        }
         Call c = begin(CollectiveKind.ALL_TO_ALL, type, null, count, -1, -1);
         if (size() == 1) {
             BulkCopy.copy(send, 0, recv, 0, bytes);
@@ -265,23 +259,36 @@ final class CollectiveCalls {
     }
 
     private void pointToPoint(boolean isSend, MemorySegment data, long count, DataType type, int peer) {
-        long bytes = checkCount(count, type);
-        if (peer < 0 || peer >= size() || peer == rank()) {
-            throw new IllegalArgumentException("peer " + peer + " is not another rank of this communicator of "
-                    + size());
-        }
-        if (isSend) {
-            checkSize("send data", data, bytes);
-        } else {
-            checkReceive("recv data", data, bytes);
-        }
-        checkUsable();
-        long seq = isSend ? p2pSendSeq[peer]++ : p2pRecvSeq[peer]++;
-        Call c = begin(CollectiveKind.SEND_RECV, type, null, count, -1, -1, seq);
+        long bytes = type.bytes(count);
+        Call c = beginPointToPoint(isSend, type, count, peer);
         binder.bindInOut(c, data, data, bytes, bytes, isSend);
         drive(algos.pointToPoint(group, world.engine, c, isSend, peer));
         if (!isSend) {
             binder.finishOut(c, data, bytes);
+        }
+    }
+
+    private Call beginPointToPoint(boolean isSend, DataType type, long count, int peer) {
+        checkUsable();
+        long seq = isSend ? p2pSendSeq[peer]++ : p2pRecvSeq[peer]++;
+        return begin(CollectiveKind.SEND_RECV, type, null, count, -1, -1, seq);
+    }
+
+    /**
+     * Takes the sequence number of {@code r}, which will not run: the failure then reported
+     * names the call the other ranks are in.
+     */
+    private void identify(Request r) {
+        switch (r.kind) {
+            case ALL_REDUCE -> begin(CollectiveKind.ALL_REDUCE, r.type, r.op, r.count, -1,
+                    algorithmFor(r.type.bytes(r.count), r.algorithm).ordinal());
+            case REDUCE_SCATTER -> begin(CollectiveKind.REDUCE_SCATTER, r.type, r.op, r.count, -1, -1);
+            case ALL_GATHER -> begin(CollectiveKind.ALL_GATHER, r.type, null, r.count, -1, -1);
+            case BROADCAST -> begin(CollectiveKind.BROADCAST, r.type, null, r.count, r.root, -1);
+            case REDUCE -> begin(CollectiveKind.REDUCE, r.type, r.op, r.count, r.root, -1);
+            case BARRIER -> begin(CollectiveKind.BARRIER, null, null, 0, -1, -1);
+            case ALL_TO_ALL -> begin(CollectiveKind.ALL_TO_ALL, r.type, null, r.count, -1, -1);
+            case SEND, RECV -> beginPointToPoint(r.kind == Request.Kind.SEND, r.type, r.count, r.root);
         }
     }
 
@@ -307,6 +314,79 @@ final class CollectiveCalls {
     private void drive(CollectiveOp op) {
         begun = false; // from here the engine reports its own failures
         world.engine.drive(op, state, members);
+    }
+
+    /**
+     * Refuses arguments the call cannot run with, before it takes its sequence number: on the
+     * issuing thread for every call (an asynchronous one too, so that a refused call never takes a
+     * place in the queue that the calls behind it would then take), and again when it runs.
+     * {@code root} is the peer of a send or receive.
+     */
+    void check(Request.Kind kind, MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
+               int root) {
+        switch (kind) {
+            case ALL_REDUCE -> {
+                long bytes = checkCount(count, type);
+                checkSize("allReduce send", send, bytes);
+                checkReceive("allReduce recv", recv, bytes);
+                checkLayout("allReduce", send, bytes, recv, bytes, 0);
+                checkOp(op);
+            }
+            case REDUCE_SCATTER -> {
+                long bytes = checkCount(count, type);
+                long total = total(bytes);
+                checkSize("reduceScatter send", send, total);
+                checkReceive("reduceScatter recv", recv, bytes);
+                checkLayout("reduceScatter", send, total, recv, bytes, bytes * rank());
+                checkOp(op);
+            }
+            case ALL_GATHER -> {
+                long bytes = checkCount(count, type);
+                checkSize("allGather send", send, bytes);
+                checkReceive("allGather recv", recv, total(bytes));
+            }
+            case BROADCAST -> {
+                long bytes = checkCount(count, type);
+                checkRoot(root);
+                if (rank() == root) {
+                    checkSize("broadcast data", send, bytes);
+                } else {
+                    checkReceive("broadcast data", send, bytes);
+                }
+            }
+            case REDUCE -> {
+                long bytes = checkCount(count, type);
+                checkRoot(root);
+                checkSize("reduce send", send, bytes);
+                if (rank() == root) {
+                    checkReceive("reduce recv", recv, bytes);
+                    checkLayout("reduce", send, bytes, recv, bytes, 0);
+                }
+                checkOp(op);
+            }
+            case BARRIER -> {
+            }
+            case ALL_TO_ALL -> {
+                long total = total(checkCount(count, type));
+                checkSize("allToAll send", send, total);
+                checkReceive("allToAll recv", recv, total);
+                if (Binder.sameMemory(send, recv) || Binder.overlaps(send, recv)) {
+                    throw new IllegalArgumentException("allToAll needs distinct send and receive buffers");
+                }
+            }
+            case SEND, RECV -> {
+                long bytes = checkCount(count, type);
+                if (root < 0 || root >= size() || root == rank()) {
+                    throw new IllegalArgumentException("peer " + root + " is not another rank of this communicator of "
+                            + size());
+                }
+                if (kind == Request.Kind.SEND) {
+                    checkSize("send data", send, bytes);
+                } else {
+                    checkReceive("recv data", send, bytes);
+                }
+            }
+        }
     }
 
     private static long checkCount(long count, DataType type) {

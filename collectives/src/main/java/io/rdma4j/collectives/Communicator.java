@@ -43,9 +43,13 @@ import static io.rdma4j.collectives.Request.NO_ROOT;
  * segment (reduce-scatter: receive is block {@code rank} of send; allgather: send is block
  * {@code rank} of receive); send and receive that overlap otherwise, a read-only or freed
  * buffer, and counts out of range are refused with an exception on the rank that passed them,
- * before the call starts (the other ranks never see it). Synchronous calls run on the caller's thread; {@code *Async} calls
- * return a reusable {@link Work} handle and run on the communicator's progress thread, or on a
- * thread that awaits them; neither kind allocates once warm. All of them, synchronous or not,
+ * before the call starts: it takes no place in the order of calls (the other ranks, which
+ * issued it, wait for it until their timeout names this rank). Synchronous calls run on the
+ * caller's thread; {@code *Async} calls are checked the same way when issued, return a reusable
+ * {@link Work} handle and run on the communicator's progress thread, or on a thread that awaits
+ * them; neither kind allocates once warm. An asynchronous call's buffers belong to the call until
+ * its handle is done ({@link Work#isDone()}): a buffer freed before the call ran breaks the
+ * communicator, and one freed while it runs is memory the transport may still copy into. All of them, synchronous or not,
  * execute and complete in issue order. Collectives of communicators that share a transport
  * (a world and its splits) execute one at a time, in the order each rank issued them across
  * those communicators, so every rank must issue them in the same order there too.

@@ -72,7 +72,7 @@ final class IssueOrder {
         synchronized (issueLock) {
             enter();
             try {
-                calls.execute(syncRequest.set(kind, send, recv, count, type, op, root, algorithm));
+                calls.execute(syncRequest.set(kind, send, recv, count, type, op, root, algorithm), false);
             } finally {
                 syncRequest.clear();
                 engineLock.unlock();
@@ -96,6 +96,7 @@ final class IssueOrder {
             }
             progress.checkAccessible("send", send);
             progress.checkAccessible("receive", recv);
+            calls.check(kind, send, recv, count, type, op, root);
             Work w = takeWork();
             queue.append(w, kind, send, recv, count, type, op, root, algorithm);
             progress.wake();

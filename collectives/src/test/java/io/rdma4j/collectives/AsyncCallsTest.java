@@ -183,6 +183,75 @@ class AsyncCallsTest {
     }
 
     /**
+     * Rank 1's asynchronous call on a read-only buffer is refused when issued, so the calls issued
+     * after it pair with rank 0's as issued: the refused call used to take a place in the queue,
+     * fail when it ran, and the next call took its sequence number, reducing rank 0's first
+     * vector with rank 1's second without an error.
+     */
+    @Test
+    void anAsynchronousCallWithBadArgumentsIsRefusedWhenIssued() throws Exception {
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = communicator(g, rank, AWAIT); Arena shared = Arena.ofShared()) {
+                    MemorySegment a = shared.allocate(4);
+                    MemorySegment b = shared.allocate(4);
+                    a.set(ValueLayout.JAVA_FLOAT, 0, 1 + rank);
+                    b.set(ValueLayout.JAVA_FLOAT, 0, 10 * (1 + rank));
+                    if (rank == 1) {
+                        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                                () -> c.allReduceAsync(a.asReadOnly(), DataType.F32, ReduceOp.SUM));
+                        assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+                        assertThrows(IllegalArgumentException.class, () -> c.sendAsync(a, 1, DataType.F32, 1));
+                    }
+                    Work first = c.allReduceAsync(a, DataType.F32, ReduceOp.SUM);
+                    Work second = c.allReduceAsync(b, DataType.F32, ReduceOp.SUM);
+                    first.await(AWAIT);
+                    second.await(AWAIT);
+                    assertEquals(3f, a.get(ValueLayout.JAVA_FLOAT, 0));
+                    assertEquals(30f, b.get(ValueLayout.JAVA_FLOAT, 0));
+                }
+            });
+        }
+    }
+
+    /**
+     * A queued call whose buffer was freed after it was issued cannot run, and the other rank is
+     * already in it: the communicator breaks on both ranks, naming the cause, instead of rank 1
+     * failing that call alone (rank 0 then waited out its timeout, and rank 1's next call would
+     * have paired with rank 0's one before it).
+     */
+    @Test
+    void aQueuedCallWhoseBufferWasFreedBreaksTheCommunicator() throws Exception {
+        java.util.concurrent.CountDownLatch freed = new java.util.concurrent.CountDownLatch(1);
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = communicator(g, rank, AWAIT); Arena kept = Arena.ofShared()) {
+                    c.barrier(); // connected
+                    MemorySegment v = kept.allocate(4);
+                    Work held;
+                    Work onFreed;
+                    if (rank == 1) {
+                        held = c.barrierAsync(); // runs until rank 0 joins: the next call waits in the queue
+                        Arena gone = Arena.ofShared();
+                        onFreed = c.allReduceAsync(gone.allocate(4), DataType.F32, ReduceOp.SUM);
+                        gone.close();
+                        freed.countDown();
+                    } else {
+                        assertTrue(freed.await(30, TimeUnit.SECONDS));
+                        held = c.barrierAsync();
+                        onFreed = c.allReduceAsync(v, DataType.F32, ReduceOp.SUM);
+                    }
+                    held.await(AWAIT);
+                    CollectiveException e = assertThrows(CollectiveException.class, () -> onFreed.await(AWAIT));
+                    assertTrue(e.getMessage().contains("freed"), "rank " + rank + ": " + e.getMessage());
+                    assertThrows(CollectiveException.class, () -> c.allReduce(v, DataType.F32, ReduceOp.SUM),
+                            "broken on rank " + rank);
+                }
+            });
+        }
+    }
+
+    /**
      * Two threads of rank 0 await one handle while rank 1 joins only once both are in the wait:
      * both see the call's outcome, and the handle goes back once, so the next two calls get two
      * handles (a handle recycled twice came back for both, and awaiting one of them returned while
