@@ -1,5 +1,6 @@
 package io.rdma4j.collectives;
 
+import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportConfig.Provider;
 
 import java.time.Duration;
@@ -48,8 +49,10 @@ public record CollectiveOptions(Duration timeout, int chunkBytes, int window, in
     public static final int VERBS_CHUNK_BYTES = 512 * 1024, VERBS_WINDOW = 8;
 
     public CollectiveOptions {
-        if (timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("timeout must be positive: " + timeout);
+        // the engine counts both in nanoseconds: a longer one failed every collective on every rank
+        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(TransportConfig.MAX_TIMEOUT) > 0) {
+            throw new IllegalArgumentException("timeout must be positive and at most "
+                    + TransportConfig.MAX_TIMEOUT.toMillis() + " ms: " + timeout);
         }
         if (chunkBytes != TRANSPORT_DEFAULT && (chunkBytes < 64 || (chunkBytes & 7) != 0)) {
             throw new IllegalArgumentException("chunk bytes must be a multiple of 8, >= 64: " + chunkBytes);
@@ -60,8 +63,9 @@ public record CollectiveOptions(Duration timeout, int chunkBytes, int window, in
         if (channels < 1 || channels > 16) {
             throw new IllegalArgumentException("channels must be 1..16: " + channels);
         }
-        if (stallCheck.isNegative() || stallCheck.isZero()) {
-            throw new IllegalArgumentException("stall check interval must be positive: " + stallCheck);
+        if (stallCheck.isNegative() || stallCheck.isZero() || stallCheck.compareTo(TransportConfig.MAX_TIMEOUT) > 0) {
+            throw new IllegalArgumentException("stall check interval must be positive and at most "
+                    + TransportConfig.MAX_TIMEOUT.toMillis() + " ms: " + stallCheck);
         }
     }
 

@@ -359,7 +359,10 @@ public final class Communicator implements AutoCloseable {
      * Splits this communicator (a collective over all its ranks): ranks with the same
      * {@code color} form a new communicator, ordered by {@code key} then by rank. A negative
      * color joins none (returns null). The new communicator shares this one's transport and
-     * connections; its messages carry their own context id in the tag.
+     * connections; its messages carry their own context id in the tag. Context ids are not given
+     * back when a split closes: a world makes at most 32,767
+     * splits in its life (each color of a split takes one), after which split throws; make the
+     * splits a job needs once and reuse them rather than splitting per step.
      */
     public Communicator split(int color, int key) {
         return issue.runExclusive(() -> {

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 
 /**
  * DDP-style gradient fusion. A trainer registers its gradients once, in the reverse order of
@@ -85,8 +86,30 @@ public final class GradientBucketer implements AutoCloseable {
      */
     public GradientBucketer(Communicator comm, DataType type, List<MemorySegment> gradients, long bucketBytes,
                             ReduceOp op) {
-        this(comm, type, gradients.stream().mapToLong(MemorySegment::byteSize).toArray(),
-                gradients.toArray(new MemorySegment[0]), bucketBytes, op);
+        this(comm, type, sizesOf(gradients), gradients.toArray(new MemorySegment[0]), bucketBytes, op);
+    }
+
+    /**
+     * The sizes of the trainer's gradients, each checked as the bucketer will use it: copied into
+     * a bucket and the reduced values back, both inside markReady, where a failure would leave
+     * that gradient's bucket unlaunched on this rank alone.
+     */
+    private static long[] sizesOf(List<MemorySegment> gradients) {
+        long[] sizes = new long[gradients.size()];
+        for (int i = 0; i < sizes.length; i++) {
+            MemorySegment g = gradients.get(i);
+            if (g == null) {
+                throw new IllegalArgumentException("gradient " + i + " is null");
+            }
+            if (g.isReadOnly()) {
+                throw new IllegalArgumentException("gradient " + i + " is read-only: the reduced values are copied back into it");
+            }
+            if (!g.scope().isAlive()) {
+                throw new IllegalArgumentException("gradient " + i + " was freed (its arena is closed)");
+            }
+            sizes[i] = g.byteSize();
+        }
+        return sizes;
     }
 
     /**
@@ -103,6 +126,9 @@ public final class GradientBucketer implements AutoCloseable {
     /** @param external the trainer's segments, or null for gradients that are views of the buckets */
     private GradientBucketer(Communicator comm, DataType type, long[] gradientBytes, MemorySegment[] external,
                              long bucketBytes, ReduceOp op) {
+        if (type == null || op == null) {
+            throw new IllegalArgumentException("data type and reduce op must not be null");
+        }
         if (bucketBytes < type.byteSize()) {
             throw new IllegalArgumentException("bucket size " + bucketBytes + " smaller than one " + type + " element");
         }
@@ -199,7 +225,7 @@ public final class GradientBucketer implements AutoCloseable {
         if (!isLaunched(b)) {
             throw new IllegalStateException("bucket " + b + " of " + buckets.length + " was not launched yet");
         }
-        awaitBucket(b, timeout, timeout.toNanos());
+        awaitBucket(b, timeout, Math.max(0, TimeUnit.NANOSECONDS.convert(timeout)));
     }
 
     /** Waits for bucket {@code b}'s allreduce unless already awaited; its handle then goes back to the communicator. */
@@ -238,16 +264,14 @@ public final class GradientBucketer implements AutoCloseable {
         if (ready[gradIndex]) {
             throw new IllegalStateException("gradient " + gradIndex + " marked ready twice in one iteration");
         }
-        ready[gradIndex] = true;
-        marked++;
-        if (copies) {
-            copyBackDone();
-        }
         int b = bucketOf[gradIndex];
-        if (copies) {
+        if (copies) { // before the gradient counts as ready: a copy that fails (its memory freed) can be retried
+            copyBackDone();
             BulkCopy.copy(grads[gradIndex], 0, bucketData[b], offsetInBucket[gradIndex],
                     grads[gradIndex].byteSize());
         }
+        ready[gradIndex] = true;
+        marked++;
         pending[b]--;
         launchReady();
     }
@@ -289,7 +313,7 @@ public final class GradientBucketer implements AutoCloseable {
         }
         launchReady();
         long start = System.nanoTime();
-        long timeoutNanos = timeout.toNanos();
+        long timeoutNanos = TimeUnit.NANOSECONDS.convert(timeout); // saturates, unlike toNanos()
         for (int b = 0; b < buckets.length; b++) {
             awaitBucket(b, timeout, Math.max(1, timeoutNanos - (System.nanoTime() - start)));
             if (copies && b >= nextToCopyBack) {

@@ -160,6 +160,15 @@ class AlgorithmPolicyTest {
             e = assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.fromEnvironment(Map.ofEntries(bad)));
             assertTrue(e.getMessage().startsWith(bad.getKey() + "=" + bad.getValue() + ": "), e.getMessage());
         }
+        // longer than nanoseconds count: every collective failed on every rank, and close() too
+        e = assertThrows(IllegalArgumentException.class,
+                () -> CollectiveOptions.fromEnvironment(Map.of("RDMA4J_TIMEOUT_MS", "99999999999999")));
+        assertTrue(e.getMessage().startsWith("RDMA4J_TIMEOUT_MS=99999999999999: timeout must be positive and at most"),
+                e.getMessage());
+        assertThrows(IllegalArgumentException.class,
+                () -> CollectiveOptions.defaults().withTimeout(java.time.temporal.ChronoUnit.FOREVER.getDuration()));
+        assertEquals(io.rdma4j.transport.TransportConfig.MAX_TIMEOUT,
+                CollectiveOptions.defaults().withTimeout(io.rdma4j.transport.TransportConfig.MAX_TIMEOUT).timeout());
         e = assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.fromEnvironment(Map.of("RDMA4J_ALGO", "x")));
         assertTrue(e.getMessage().startsWith("RDMA4J_ALGO=x: unknown allreduce algorithm"), e.getMessage());
     }

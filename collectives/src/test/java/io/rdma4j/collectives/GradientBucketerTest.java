@@ -124,6 +124,38 @@ class GradientBucketerTest {
         }
     }
 
+    /**
+     * A gradient the bucketer cannot copy back into is refused when the bucketer is made, and one
+     * whose copy into its bucket fails (its memory freed) does not count as ready: markReady
+     * throws the copy's failure again and finish names the gradient. It used to count as ready
+     * before the copy, so a retry said "marked ready twice" and its bucket never launched.
+     */
+    @Test
+    void aGradientThatCannotBeCopiedIsNotCountedAsReady() throws Exception {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator c = Communicator.builder().transport(g.transport(0)).store(g.store(0)).build();
+             java.lang.foreign.Arena kept = java.lang.foreign.Arena.ofShared()) {
+            MemorySegment g0 = kept.allocate(16, 4);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new GradientBucketer(c,
+                    DataType.F32, java.util.List.of(g0, kept.allocate(16, 4).asReadOnly()), 16, ReduceOp.SUM));
+            assertTrue(e.getMessage().contains("gradient 1 is read-only"), e.getMessage());
+            java.lang.foreign.Arena gone = java.lang.foreign.Arena.ofShared();
+            MemorySegment g1 = gone.allocate(16, 4);
+            try (GradientBucketer bk = new GradientBucketer(c, DataType.F32, java.util.List.of(g0, g1), 16, ReduceOp.SUM)) {
+                assertEquals(2, bk.bucketCount());
+                gone.close();
+                bk.markReady(0);
+                assertThrows(IllegalStateException.class, () -> bk.markReady(1));
+                IllegalStateException again = assertThrows(IllegalStateException.class, () -> bk.markReady(1));
+                assertFalse(again.getMessage().contains("twice"), again.getMessage());
+                assertFalse(bk.isLaunched(1));
+                IllegalStateException notReady = assertThrows(IllegalStateException.class, () -> bk.finish(AWAIT));
+                assertTrue(notReady.getMessage().contains("gradient 1 (bucket 1) was not marked ready"),
+                        notReady.getMessage());
+            }
+        }
+    }
+
     @Test
     void aBucketWhoseLaunchThrewIsNotReportedAsReduced() throws Exception {
         try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));

@@ -9,11 +9,11 @@ import io.rdma4j.transport.Transport;
  * a data region, a descriptor (control) region and a scratch region for heap-array arguments.
  */
 public final class Staging implements AutoCloseable {
+    private static final int DATA = 0, CONTROL = 1, SCRATCH = 2;
+
     private final Transport transport;
-    private RegisteredBuffer data;
-    private RegisteredBuffer control;
-    private RegisteredBuffer scratch;
-    private RegisteredBuffer scratch2;
+    /** The data region, the control region and the two scratch regions, by the indices above. */
+    private final RegisteredBuffer[] regions = new RegisteredBuffer[4];
 
     public Staging(Transport transport) {
         this.transport = transport;
@@ -25,45 +25,46 @@ public final class Staging implements AutoCloseable {
 
     /** At least {@code bytes} of staging memory; contents are undefined. */
     public RegisteredBuffer data(long bytes) {
-        data = ensure(data, bytes);
-        return data;
+        return ensure(DATA, bytes);
     }
 
     /** Room for {@code slots} control slots ({@link Descriptor#CONTROL_SLOT} bytes each). */
     public RegisteredBuffer control(int slots) {
-        control = ensure(control, (long) slots * Descriptor.CONTROL_SLOT);
-        return control;
+        return ensure(CONTROL, (long) slots * Descriptor.CONTROL_SLOT);
     }
 
     /** Registered scratch for a copied-in (heap) argument; two independent ones for out-of-place calls. */
     public RegisteredBuffer scratch(int which, long bytes) {
-        if (which == 0) {
-            scratch = ensure(scratch, bytes);
-            return scratch;
-        }
-        scratch2 = ensure(scratch2, bytes);
-        return scratch2;
+        return ensure(SCRATCH + which, bytes);
     }
 
-    private RegisteredBuffer ensure(RegisteredBuffer current, long bytes) {
+    /**
+     * Region {@code i}, grown to hold {@code bytes}: the old one is closed and forgotten before the
+     * new one is allocated, so that a failed allocation (shm or locked memory exhausted) leaves
+     * none, not a closed one that the next smaller request would be handed.
+     */
+    private RegisteredBuffer ensure(int i, long bytes) {
+        RegisteredBuffer current = regions[i];
         if (current != null && current.byteSize() >= bytes) {
             return current;
         }
         long size = Math.max(bytes, current == null ? 4096 : current.byteSize() * 2);
         size = (size + 4095) & ~4095L;
         if (current != null) {
+            regions[i] = null;
             current.close();
         }
-        return transport.allocate(size);
+        regions[i] = transport.allocate(size);
+        return regions[i];
     }
 
     @Override
     public void close() {
-        for (RegisteredBuffer b : new RegisteredBuffer[] {data, control, scratch, scratch2}) {
-            if (b != null) {
-                b.close();
+        for (int i = 0; i < regions.length; i++) {
+            if (regions[i] != null) {
+                regions[i].close();
+                regions[i] = null;
             }
         }
-        data = control = scratch = scratch2 = null;
     }
 }
