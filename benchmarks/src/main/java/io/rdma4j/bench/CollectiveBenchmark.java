@@ -554,7 +554,7 @@ public final class CollectiveBenchmark {
         for (long j = 0; j < elems; j++) {
             double got = ElementCodec.get(s.recv(), o.type, j);
             double want = coll.expected(pattern, rank, n, o.root, count, j);
-            if (!pattern.matches(got, want)) {
+            if (!pattern.matches(got, want, n)) {
                 if (wrong++ == 0) {
                     first = j;
                     firstGot = got;

@@ -189,12 +189,12 @@ public final class Soak extends CommunicatorTool {
         }
         long wrong = 0;
         switch (kind) {
-            case ALL_REDUCE -> wrong = check(p, recv, count, i -> p.reduced(n, i + salt));
-            case REDUCE -> wrong = me != root ? 0 : check(p, recv, count, i -> p.reduced(n, i + salt));
-            case REDUCE_SCATTER -> wrong = check(p, recv, count, i -> p.reduced(n, me * count + i + salt));
-            case ALL_GATHER -> wrong = check(p, recv, recvCount, i -> p.input((int) (i / count), i + salt));
-            case BROADCAST -> wrong = check(p, send, count, i -> p.input(root, i + salt));
-            case ALL_TO_ALL -> wrong = check(p, recv, recvCount, i -> p.input((int) (i / count), me * count + i % count + salt));
+            case ALL_REDUCE -> wrong = check(p, n, recv, count, i -> p.reduced(n, i + salt));
+            case REDUCE -> wrong = me != root ? 0 : check(p, n, recv, count, i -> p.reduced(n, i + salt));
+            case REDUCE_SCATTER -> wrong = check(p, n, recv, count, i -> p.reduced(n, me * count + i + salt));
+            case ALL_GATHER -> wrong = check(p, n, recv, recvCount, i -> p.input((int) (i / count), i + salt));
+            case BROADCAST -> wrong = check(p, n, send, count, i -> p.input(root, i + salt));
+            case ALL_TO_ALL -> wrong = check(p, n, recv, recvCount, i -> p.input((int) (i / count), me * count + i % count + salt));
             case BARRIER -> wrong = 0;
         }
         return wrong;
@@ -209,11 +209,12 @@ public final class Soak extends CommunicatorTool {
         double at(long index);
     }
 
-    static long check(TestPattern p, MemorySegment result, long count, Expected expected) {
+    /** Elements of {@code result} that are not what {@code expected} says, the result of {@code ranks} ranks. */
+    static long check(TestPattern p, int ranks, MemorySegment result, long count, Expected expected) {
         long wrong = 0;
         for (long i = 0; i < count; i++) {
             double want = ElementCodec.quantize(p.type(), expected.at(i));
-            if (!p.matches(ElementCodec.get(result, p.type(), i), want)) {
+            if (!p.matches(ElementCodec.get(result, p.type(), i), want, ranks)) {
                 wrong++;
             }
         }

@@ -61,10 +61,10 @@ class SoakTest {
             for (long i = 0; i < 100; i++) {
                 ElementCodec.put(result, DataType.BF16, i, p.reduced(4, i + 17));
             }
-            assertEquals(0, Soak.check(p, result, 100, i -> p.reduced(4, i + 17)));
+            assertEquals(0, Soak.check(p, 4, result, 100, i -> p.reduced(4, i + 17)));
             ElementCodec.put(result, DataType.BF16, 42, p.reduced(4, 42 + 17) + 1);
-            assertEquals(1, Soak.check(p, result, 100, i -> p.reduced(4, i + 17)));
-            long stale = Soak.check(p, result, 100, i -> p.reduced(4, i + 18));
+            assertEquals(1, Soak.check(p, 4, result, 100, i -> p.reduced(4, i + 17)));
+            long stale = Soak.check(p, 4, result, 100, i -> p.reduced(4, i + 18));
             assertTrue(stale > 50, "a result of another call's offset: most elements differ, " + stale + " did");
         }
     }

@@ -161,6 +161,13 @@ final class CollectiveCalls {
         boolean bound = Algorithms.usesRegisteredBuffers(a);
         if (bound) {
             binder.bindInOut(c, send, recv, bytes, bytes, true);
+            if (dividesFirst(type, op)) {
+                binder.divideInputs(c, send, bytes, count, size(), true);
+            }
+        } else if (dividesFirst(type, op)) { // the algorithm works in the caller's segments: in place in recv
+            Binder.copyIfDistinct(send, recv, bytes);
+            Reducer.of(type, ReduceOp.AVG).finish(recv, 0, count, size());
+            send = recv;
         }
         drive(algos.allReduce(a, group, world.hierarchy, world.engine, c, send, recv));
         if (bound) {
@@ -177,6 +184,9 @@ final class CollectiveCalls {
             return;
         }
         binder.bindInOut(c, send, recv, total, bytes, true);
+        if (dividesFirst(type, op)) {
+            binder.divideInputs(c, send, total, count * size(), size(), false);
+        }
         drive(algos.reduceScatter(group, world.engine, c));
         binder.finishOut(c, recv, bytes);
     }
@@ -228,6 +238,9 @@ final class CollectiveCalls {
             c.sendOff = 0;
             c.recv = null;
             c.recvOff = 0;
+        }
+        if (dividesFirst(type, op)) {
+            binder.divideInputs(c, send, bytes, count, size(), isRoot);
         }
         drive(algos.reduce(group, world.engine, c));
         if (isRoot) {
@@ -303,12 +316,20 @@ final class CollectiveCalls {
         c.identity.set(kind, type, op, count, root, algo, seq);
         c.identity.sender = members[rank()];
         c.type = type;
-        c.op = op;
-        c.reducer = type != null && op != null ? Reducer.of(type, op) : null;
+        c.op = dividesFirst(type, op) ? ReduceOp.SUM : op; // the descriptor says AVG: what the caller asked
+        c.reducer = type != null && c.op != null ? Reducer.of(type, c.op) : null;
         c.count = count;
         c.root = root;
         c.contributors = size();
         return c;
+    }
+
+    /**
+     * Whether an average is a sum of inputs divided first ({@link ReduceOp#AVG}): fp16's, whose
+     * sum of n inputs overflows its range (65504) n times sooner than their average does.
+     */
+    private static boolean dividesFirst(DataType type, ReduceOp op) {
+        return op == ReduceOp.AVG && type == DataType.F16;
     }
 
     private void drive(CollectiveOp op) {

@@ -2,7 +2,13 @@ package io.rdma4j.collectives;
 
 /**
  * Reduction operators. {@link #AVG} is {@link #SUM} followed by a division by the number of
- * contributing ranks (truncating for integer types); see {@link io.rdma4j.collectives.reduce.Reducer}
+ * contributing ranks (truncating for integer types, of the sum as it wrapped), except for
+ * {@link DataType#F16}: there, as NCCL and PyTorch's DDP do, each rank's input is divided first
+ * and the quotients are summed, since fp16's largest value (65504) would cap the sum of n inputs,
+ * and with it their average, at 65504 / n (a gradient scaled up for fp16 training overflowed to
+ * infinity). The price is rounding: each quotient and each partial sum rounds to fp16, so where
+ * inputs of opposite signs cancel, the result may be a few units in the last place of the
+ * largest input away from the exact average. See {@link io.rdma4j.collectives.reduce.Reducer}
  * for the exact arithmetic per data type.
  */
 public enum ReduceOp {

@@ -230,7 +230,7 @@ class SharedWindowAllReduceTest {
                                     for (long i = 0; i < count; i++) {
                                         double want = Values.reference(n, caseId, i, type, op, (r, x) -> x);
                                         double got = Values.read(dst, i, type);
-                                        if (!Values.close(got, want, type, op) && failures.size() < 20) {
+                                        if (!Values.close(got, want, type, op, n) && failures.size() < 20) {
                                             failures.add("rank " + rank + " " + type + " " + op + " count=" + count
                                                     + (inPlace ? " in-place" : "") + " [" + i + "] = " + got + ", want " + want);
                                         }

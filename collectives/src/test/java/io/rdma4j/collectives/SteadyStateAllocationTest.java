@@ -131,7 +131,8 @@ class SteadyStateAllocationTest {
     @ParameterizedTest
     @EnumSource(value = TransportConfig.Provider.class, names = {"SHM", "TCP"})
     void theOtherCollectivesAllocateNothingPerCall(TransportConfig.Provider provider) throws Exception {
-        String[] names = {"allToAll", "allGather", "reduceScatter", "broadcast"};
+        String[] names = {"allToAll", "allGather", "reduceScatter", "broadcast", "fp16 average allreduce",
+            "fp16 average reduceScatter"};
         onTwoRanks(provider, Duration.ofMinutes(2), names, (rank, c, arena, perCall) -> {
             MemorySegment send = arena.allocate(4096);
             MemorySegment recv = arena.allocate(8192);
@@ -139,7 +140,9 @@ class SteadyStateAllocationTest {
                     () -> c.allToAll(send, recv, 512, DataType.F32),
                     () -> c.allGather(send, recv, 1024, DataType.F32),
                     () -> c.reduceScatter(recv, send, 1024, DataType.F32, ReduceOp.SUM),
-                    () -> c.broadcast(send, 1024, DataType.F32, 0)};
+                    () -> c.broadcast(send, 1024, DataType.F32, 0),
+                    () -> c.allReduce(send, recv, 2048, DataType.F16, ReduceOp.AVG),
+                    () -> c.reduceScatter(recv, send, 2048, DataType.F16, ReduceOp.AVG)};
             for (int kind = 0; kind < calls.length; kind++) {
                 perCall[kind] = bytesPerCall(calls[kind], 5_000, NO_THREAD);
                 System.out.println(provider + " rank " + rank + " " + names[kind] + ": " + perCall[kind] + " B/call");

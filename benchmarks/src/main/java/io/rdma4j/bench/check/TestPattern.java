@@ -105,6 +105,18 @@ public final class TestPattern {
         };
     }
 
+    /**
+     * {@link #matches(double, double)} for a result over {@code ranks} ranks: fp16's average
+     * divides each input before the sum (ReduceOp.AVG), so each of the quotients and partial sums
+     * rounds, by at most half an ulp of the largest input (6, ulp 2^-8): up to ranks x 2^-8 away.
+     */
+    public boolean matches(double got, double expected, int ranks) {
+        if (type == DataType.F16 && op == ReduceOp.AVG && Math.abs(got - expected) <= ranks * 0x1p-8) {
+            return true;
+        }
+        return matches(got, expected);
+    }
+
     /** Whether {@code got} is the expected value: exact for integers, within the type's rounding for floats. */
     public boolean matches(double got, double expected) {
         if (got == expected) {

@@ -170,6 +170,16 @@ class TestPatternTest {
         assertTrue(i.matches(6, 6));
     }
 
+    /** fp16's average divides first: a few ulps per rank are its rounding, a missing quarter is not. */
+    @Test
+    void halfAverageAllowsTheRoundingOfItsQuotientsPerRank() {
+        TestPattern h = new TestPattern(DataType.F16, ReduceOp.AVG);
+        assertTrue(h.matches(3.0 + 3 * 0x1p-8, 3.0, 4));
+        assertFalse(h.matches(3.0 + 5 * 0x1p-8, 3.0, 4));
+        assertFalse(h.matches(3.0 - 0.25, 3.0, 4), "one rank's 1 of 4 missing");
+        assertFalse(new TestPattern(DataType.F32, ReduceOp.AVG).matches(3.0 + 3 * 0x1p-8, 3.0, 4), "fp32 as before");
+    }
+
     @Test
     void expectedValuesFollowEachCollectivesLayout() {
         TestPattern sum = new TestPattern(DataType.I32, ReduceOp.SUM);

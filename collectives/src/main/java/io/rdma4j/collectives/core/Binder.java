@@ -1,5 +1,7 @@
 package io.rdma4j.collectives.core;
 
+import io.rdma4j.collectives.ReduceOp;
+import io.rdma4j.collectives.reduce.Reducer;
 import io.rdma4j.nativesupport.internal.BulkCopy;
 import io.rdma4j.transport.RegisteredBuffer;
 import io.rdma4j.transport.Transport;
@@ -66,6 +68,34 @@ public final class Binder {
             MemorySegment.copy(seg, 0, s.segment(), 0, bytes);
         }
         return s;
+    }
+
+    /**
+     * Makes {@code c} reduce its inputs divided by {@code n} ({@link ReduceOp#AVG} of
+     * {@link io.rdma4j.collectives.DataType#F16}, summed afterwards): into its receive buffer,
+     * which then serves as both (allreduce, a reduce's root: it holds as many elements as the
+     * send buffer and gets the result anyway), else into a copy of the input in scratch slot 0
+     * unless the input is one already (a heap argument), so the caller's send buffer stays as it
+     * was. {@code userSend} is the segment the caller passed.
+     */
+    public void divideInputs(Call c, MemorySegment userSend, long sendBytes, long sendCount, int n,
+                             boolean intoReceive) {
+        Reducer divider = Reducer.of(c.type, ReduceOp.AVG);
+        if (intoReceive) {
+            if (!c.inPlace() && sendBytes > 0) {
+                BulkCopy.copy(c.send.segment(), c.sendOff, c.recv.segment(), c.recvOff, sendBytes);
+            }
+            c.send = c.recv;
+            c.sendOff = c.recvOff;
+        } else if (userSend.isNative()) {
+            RegisteredBuffer copy = staging.scratch(0, Math.max(sendBytes, 8));
+            if (sendBytes > 0) {
+                BulkCopy.copy(c.send.segment(), c.sendOff, copy.segment(), 0, sendBytes);
+            }
+            c.send = copy;
+            c.sendOff = 0;
+        }
+        divider.finish(c.send.segment(), c.sendOff, sendCount, n);
     }
 
     /** Copies a scratch-staged result back into a heap destination. */

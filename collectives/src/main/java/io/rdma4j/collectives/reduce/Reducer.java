@@ -28,7 +28,9 @@ import java.lang.foreign.MemorySegment;
  *       compare unsigned.</li>
  *   <li>{@link ReduceOp#AVG}: SUM steps, then {@link #finish} divides each fully reduced element
  *       once by the number of contributors n: floating types divide in fp32 (fp64 for F64) and
- *       round to the storage type; integer types use truncating division of the (wrapped) sum.</li>
+ *       round to the storage type; integer types use truncating division of the (wrapped) sum.
+ *       The collectives average {@link DataType#F16} the other way round (see {@link ReduceOp}):
+ *       {@link #finish} divides each input, SUM steps add the quotients.</li>
  * </ul>
  */
 public interface Reducer {

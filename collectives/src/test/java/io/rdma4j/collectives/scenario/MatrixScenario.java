@@ -423,7 +423,7 @@ public final class MatrixScenario {
         for (long i = 0; i < count; i++) {
             double want = Values.reference(n, id, i, t, op, map);
             double got = Values.read(out, base + i, t);
-            if (!Values.close(got, want, t, op)) {
+            if (!Values.close(got, want, t, op, n)) {
                 failures.add(what + " (n=" + n + ", rank " + rank + "): element " + i + " = " + got + ", want " + want);
                 return;
             }
@@ -437,7 +437,7 @@ public final class MatrixScenario {
     private void checkArray(String what, Getter g, int count, DataType t, ReduceOp op, int id) {
         for (int i = 0; i < count; i++) {
             double want = Values.reference(n, id, i, t, op, (r, x) -> x);
-            if (!Values.close(g.get(i), want, t, op)) {
+            if (!Values.close(g.get(i), want, t, op, n)) {
                 failures.add(what + ": element " + i + " = " + g.get(i) + ", want " + want);
                 return;
             }

@@ -103,6 +103,20 @@ public final class Values {
         };
     }
 
+    /**
+     * Whether {@code got}, an allreduce's (or reduce's, reduce-scatter's) result over {@code n}
+     * ranks, equals the reference within what the type's rounding allows: exact but for AVG of
+     * a floating type, whose division rounds once. fp16's average divides each input first
+     * (ReduceOp.AVG): each of the n quotients and the n - 1 partial sums rounds by at most half
+     * an ulp of the largest input here (8, ulp 2^-7), so it may be up to n x 2^-7 away.
+     */
+    public static boolean close(double got, double want, DataType t, ReduceOp op, int n) {
+        if (t == DataType.F16 && op == ReduceOp.AVG) {
+            return Math.abs(got - want) <= n * 0x1p-7;
+        }
+        return close(got, want, t, op);
+    }
+
     /** Whether {@code got} equals the reference within what the type's final rounding allows. */
     public static boolean close(double got, double want, DataType t, ReduceOp op) {
         if (op != ReduceOp.AVG || !t.isFloatingPoint()) {
