@@ -15,8 +15,10 @@ import java.lang.foreign.MemorySegment;
  *   <li>One reduction step combines two operands: {@code dst[i] = a[i] OP b[i]}. A collective
  *       applies {@code n - 1} such steps per element; the order in which ranks' contributions are
  *       combined depends on the algorithm, but every rank receives the same (bit-identical)
- *       result because each element's final value is computed once and then copied, or computed
- *       symmetrically ({@code a OP b == b OP a} holds for every kernel here).</li>
+ *       result because each element's final value is computed once and then copied, or folded
+ *       in the same order on every rank (the lower rank's operand first). {@code a OP b == b OP a}
+ *       holds for every value but NaN: of two NaNs, which one's bits come out depends on the
+ *       order ({@link Math#min(float, float)} returns its first NaN).</li>
  *   <li>{@link DataType#F32}/{@link DataType#F64}: IEEE arithmetic of that width.
  *       MIN/MAX follow {@link Math#min(float, float)} (NaN propagates, -0.0 &lt; +0.0).</li>
  *   <li>{@link DataType#BF16}/{@link DataType#F16}: each step widens both operands to fp32,
