@@ -28,6 +28,12 @@ final class Bootstrap {
      * also joined worlds of another size (a subset of the job, say) agrees with the others.
      */
     private static final String GENERATION_KEY = "rdma4j/comm/generation/";
+    /**
+     * A counter per world id that a rank whose build of that world failed raises: a rank that
+     * comes to the world later (it started after the others gave up waiting for it) moves on to
+     * the next, where their retry meets it, instead of joining a world nobody builds any more.
+     */
+    private static final String ABANDONED_KEY = "rdma4j/comm/abandoned/";
     private static final String HOST_KEY = "rdma4j/comm/host/";
     /** Where the transports a world creates keep their keys: under its id. */
     private static final String WORLD_KEY = "rdma4j/world/";
@@ -69,18 +75,19 @@ final class Bootstrap {
         if (!ownsTransport) {
             World.claim(b.transport); // a transport this build makes serves no other world
         }
-        String id;
+        String id = null;
         Store worldStore;
         Transport t;
         try {
-            // the n-th world of every rank on this store: what an earlier world left there (its
-            // hosts, its faults, its transports' endpoints) is not read as this one's
-            id = store == null ? "local" : size + "." + store.add(GENERATION_KEY + size + "/" + rank, 1);
+            id = store == null ? "local" : takeWorldId(store, size, rank);
             worldStore = store == null ? null : store.scoped(WORLD_KEY + id + "/");
             t = ownsTransport ? Transports.create(tc, worldStore, rank, size) : b.transport;
         } catch (RuntimeException | Error e) {
             if (!ownsTransport) {
                 World.release(b.transport);
+            }
+            if (store != null && id != null) {
+                abandon(store, id, e);
             }
             throw e;
         }
@@ -122,7 +129,33 @@ final class Bootstrap {
             if (ownsTransport) {
                 t.close();
             }
+            if (store != null) {
+                abandon(store, id, e);
+            }
             throw e;
+        }
+    }
+
+    /**
+     * The id of this rank's next world on {@code store} (its n-th world of this size, so that
+     * what an earlier world left there, its hosts, faults and transports' endpoints, is not read
+     * as this one's), past those the other ranks abandoned.
+     */
+    private static String takeWorldId(Store store, int size, int rank) {
+        while (true) {
+            String id = size + "." + store.add(GENERATION_KEY + size + "/" + rank, 1);
+            if (store.add(ABANDONED_KEY + id, 0) == 0) { // adding 0 reads the counter without waiting
+                return id;
+            }
+        }
+    }
+
+    /** Marks world {@code id} as given up; a store that fails here adds its reason to {@code cause}. */
+    private static void abandon(Store store, String id, Throwable cause) {
+        try {
+            store.add(ABANDONED_KEY + id, 1);
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
         }
     }
 

@@ -33,7 +33,9 @@ import static io.rdma4j.collectives.Request.NO_ROOT;
  * {@link #builder()} takes an explicit store and/or transport. Ranks exchange host identities
  * (host name, or RDMA4J_HOST_ID) through the store; when ranks span several hosts with the same
  * number of ranks each and the main transport is not shared memory, a shared-memory transport
- * is also created per host for the two-hop allreduce.
+ * is also created per host for the two-hop allreduce. A build that failed (a rank that did not
+ * come within the transport's timeout, RDMA4J_TIMEOUT_MS) may be retried on the same store: a rank
+ * that comes after the others gave up skips the world they abandoned and meets their retry.
  *
  * <p><b>Semantics.</b> Every rank must issue the same collectives in the same order (as with
  * NCCL/MPI). Buffers are {@link MemorySegment}s, native (zero-copy: registered with the

@@ -84,6 +84,41 @@ class CommunicatorLocalTest {
         assertTrue(e.getMessage().contains("1000 ms"), e.getMessage());
     }
 
+    /**
+     * Rank 0 gave up on rank 1 and builds again when rank 1 comes: the two meet. Rank 1 used to
+     * take the world rank 0 had given up (each rank numbers its worlds on the store), and the two
+     * never paired again: rank 1 read rank 0's stale host identity there and waited for a
+     * pipeline shape nobody would publish, while rank 0 waited in the next world for rank 1.
+     */
+    @Test
+    void aRankThatComesAfterTheOthersGaveUpMeetsTheirRetry(@TempDir Path dir) throws Exception {
+        TransportConfig oneSecond = TransportConfig.builder().provider(TransportConfig.Provider.TCP)
+                .timeout(Duration.ofSeconds(1)).build();
+        TransportConfig tenSeconds = oneSecond.toBuilder().timeout(Duration.ofSeconds(10)).build();
+        assertThrows(TransportTimeoutException.class, () -> Communicator.builder().rank(0).size(2)
+                .store(new FileStore(dir)).transportConfig(oneSecond).build());
+        java.util.concurrent.ExecutorService ranks = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            java.util.List<java.util.concurrent.Future<Float>> sums = new java.util.ArrayList<>();
+            for (int rank : new int[] {1, 0}) { // rank 1 first: it comes to the given-up world before the retry
+                sums.add(ranks.submit(() -> {
+                    try (Communicator c = Communicator.builder().rank(rank).size(2).store(new FileStore(dir))
+                            .transportConfig(tenSeconds).build()) {
+                        float[] v = {rank + 1};
+                        c.allReduce(v, ReduceOp.SUM);
+                        return v[0];
+                    }
+                }));
+                Thread.sleep(200);
+            }
+            for (java.util.concurrent.Future<Float> sum : sums) {
+                assertEquals(3f, sum.get(30, java.util.concurrent.TimeUnit.SECONDS));
+            }
+        } finally {
+            ranks.shutdownNow();
+        }
+    }
+
     @Test
     void badArgumentsAreRejectedClearly() {
         try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
