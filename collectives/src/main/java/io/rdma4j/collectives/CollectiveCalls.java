@@ -30,6 +30,8 @@ final class CollectiveCalls {
     private final Binder binder;
     /** Whether the current call took its sequence number and was not handed to the engine yet. */
     private boolean begun;
+    /** The queued call being run, whose arguments {@link #begin} checks again (see {@link #execute}); else null. */
+    private Request recheck;
     private final long[] p2pSendSeq;
     private final long[] p2pRecvSeq;
 
@@ -72,28 +74,18 @@ final class CollectiveCalls {
 
     /**
      * Runs {@code r}. {@code checkedAtIssue}: a queued call, whose arguments {@link #check} passed
-     * when it was issued. If they fail now (its buffer was freed since), the other ranks are
-     * already in the call, and the calls queued behind it would pair with theirs one place off: the
-     * communicator breaks, as for a failure after the call took its sequence number.
+     * when it was issued; they are checked again once the call took its sequence number
+     * ({@link #begin}), since the other ranks are already in the call: if they fail now (its buffer
+     * was freed since), the communicator breaks, as for any failure after that point, instead of
+     * the calls queued behind it pairing with the others' one place off.
      */
     void execute(Request r, boolean checkedAtIssue) {
         try {
-            check(r.kind, r.send, r.recv, r.count, r.type, r.op, r.root);
-        } catch (RuntimeException e) {
-            if (!checkedAtIssue) {
-                throw e;
+            if (checkedAtIssue) {
+                recheck = r;
+            } else {
+                check(r.kind, r.send, r.recv, r.count, r.type, r.op, r.root);
             }
-            try {
-                identify(r);
-            } catch (RuntimeException unusable) { // closed or broken meanwhile: that is the reason to give
-                unusable.addSuppressed(e);
-                throw unusable;
-            }
-            throw failedToStart(e);
-        } finally {
-            begun = false;
-        }
-        try {
             switch (r.kind) {
                 case ALL_REDUCE -> allReduce(r.send, r.recv, r.count, r.type, r.op, r.algorithm);
                 case REDUCE_SCATTER -> reduceScatter(r.send, r.recv, r.count, r.type, r.op);
@@ -110,6 +102,7 @@ final class CollectiveCalls {
             throw failedToStart(e);
         } finally {
             begun = false;
+            recheck = null;
         }
     }
 
@@ -287,24 +280,6 @@ final class CollectiveCalls {
         return begin(CollectiveKind.SEND_RECV, type, null, count, -1, -1, seq);
     }
 
-    /**
-     * Takes the sequence number of {@code r}, which will not run: the failure then reported
-     * names the call the other ranks are in.
-     */
-    private void identify(Request r) {
-        switch (r.kind) {
-            case ALL_REDUCE -> begin(CollectiveKind.ALL_REDUCE, r.type, r.op, r.count, -1,
-                    algorithmFor(r.type.bytes(r.count), r.algorithm).ordinal());
-            case REDUCE_SCATTER -> begin(CollectiveKind.REDUCE_SCATTER, r.type, r.op, r.count, -1, -1);
-            case ALL_GATHER -> begin(CollectiveKind.ALL_GATHER, r.type, null, r.count, -1, -1);
-            case BROADCAST -> begin(CollectiveKind.BROADCAST, r.type, null, r.count, r.root, -1);
-            case REDUCE -> begin(CollectiveKind.REDUCE, r.type, r.op, r.count, r.root, -1);
-            case BARRIER -> begin(CollectiveKind.BARRIER, null, null, 0, -1, -1);
-            case ALL_TO_ALL -> begin(CollectiveKind.ALL_TO_ALL, r.type, null, r.count, -1, -1);
-            case SEND, RECV -> beginPointToPoint(r.kind == Request.Kind.SEND, r.type, r.count, r.root);
-        }
-    }
-
     private Call begin(CollectiveKind kind, DataType type, ReduceOp op, long count, int root, int algo) {
         checkUsable();
         return begin(kind, type, op, count, root, algo, state.nextSeq());
@@ -321,6 +296,11 @@ final class CollectiveCalls {
         c.count = count;
         c.root = root;
         c.contributors = size();
+        if (recheck != null) { // a queued call, now that it has the identity its failure is posted under
+            Request r = recheck;
+            recheck = null;
+            check(r.kind, r.send, r.recv, r.count, r.type, r.op, r.root);
+        }
         return c;
     }
 

@@ -362,7 +362,7 @@ public final class Communicator implements AutoCloseable {
      * {@code color} form a new communicator, ordered by {@code key} then by rank. A negative
      * color joins none (returns null). The new communicator shares this one's transport and
      * connections; its messages carry their own context id in the tag. Context ids are not given
-     * back when a split closes: a world makes at most 32,767
+     * back when a split closes: a world makes at most 32,766
      * splits in its life (each color of a split takes one), after which split throws; make the
      * splits a job needs once and reuse them rather than splitting per step.
      */

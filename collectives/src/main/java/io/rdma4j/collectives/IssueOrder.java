@@ -85,6 +85,7 @@ final class IssueOrder {
                 long count, DataType type, ReduceOp op, int root, Algorithm algorithm) {
         synchronized (issueLock) {
             calls.checkUsable();
+            calls.check(kind, send, recv, count, type, op, root); // before it waits for room or starts the thread
             while (queue.isFull()) {
                 // back-pressure: help run the queue rather than let it grow without bound
                 if (!runQueuedThrough(Long.MAX_VALUE)) {
@@ -96,7 +97,6 @@ final class IssueOrder {
             }
             progress.checkAccessible("send", send);
             progress.checkAccessible("receive", recv);
-            calls.check(kind, send, recv, count, type, op, root);
             Work w = takeWork();
             queue.append(w, kind, send, recv, count, type, op, root, algorithm);
             progress.wake();

@@ -8,7 +8,10 @@ package io.rdma4j.collectives;
  * and with it their average, at 65504 / n (a gradient scaled up for fp16 training overflowed to
  * infinity). The price is rounding: each quotient and each partial sum rounds to fp16, so where
  * inputs of opposite signs cancel, the result may be a few units in the last place of the
- * largest input away from the exact average. See {@link io.rdma4j.collectives.reduce.Reducer}
+ * largest input away from the exact average, and the division is a pass over the input before
+ * the call (into the receive buffer; a reduce-scatter's, and a reduce's other ranks', into
+ * registered scratch as large as their send buffer, kept for later calls). See
+ * {@link io.rdma4j.collectives.reduce.Reducer}
  * for the exact arithmetic per data type.
  */
 public enum ReduceOp {

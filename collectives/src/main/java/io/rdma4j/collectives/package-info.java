@@ -7,7 +7,7 @@
  * <h2>Layers</h2>
  * <ul>
  *   <li>{@code reduce}: element-wise kernels per data type and operator over MemorySegments;
- *       arithmetic semantics (bf16/fp16 rounding after every step, AVG = SUM then one division)
+ *       arithmetic semantics (bf16/fp16 rounding after every step, AVG = SUM then one division; fp16: inputs divided first, see ReduceOp)
  *       are specified on {@link io.rdma4j.collectives.reduce.Reducer}. fp32/fp64/int32/int64 run
  *       SIMD loops (Vector API) when the JVM has {@code --add-modules=jdk.incubator.vector}
  *       ({@link io.rdma4j.collectives.reduce.Simd}), scalar loops with the same results otherwise.</li>

@@ -15,8 +15,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * fp16's average divides each input before the sum (ReduceOp.AVG): inputs whose sum leaves
- * fp16's range (65504) average to a finite value, for every allreduce algorithm, reduce-scatter
- * and reduce, in and out of place, from native and heap memory; a send buffer keeps its values.
+ * fp16's range (65504) average to a finite value, for each allreduce algorithm that runs on two
+ * ranks of one host (ring, tree, RHD; the shared window on shm; two-hop needs several hosts and
+ * falls back), reduce-scatter and reduce, in and out of place, from native and heap memory; a
+ * send buffer keeps its values.
  * Summed first, 40000 + 40000 was infinity, and so was its half.
  */
 class HalfAverageTest {
@@ -82,6 +84,20 @@ class HalfAverageTest {
                     c.reduce(mine, out, COUNT, DataType.F16, ReduceOp.AVG, 1);
                     wrong.add(rank == 1 ? differs(out, COUNT, BIG, provider + " reduce at the root")
                             : differs(mine, COUNT, BIG, provider + " reduce's send buffer at rank 0"));
+                    // heap arguments: divided in their registered copies, the caller's arrays kept
+                    MemorySegment heapAll = MemorySegment.ofArray(new short[2 * COUNT]);
+                    MemorySegment heapMine = MemorySegment.ofArray(new short[COUNT]);
+                    MemorySegment heapOut = MemorySegment.ofArray(new short[COUNT]);
+                    fill(heapAll, 2L * COUNT, BIG);
+                    c.reduceScatter(heapAll, heapMine, COUNT, DataType.F16, ReduceOp.AVG);
+                    wrong.add(differs(heapMine, COUNT, BIG, provider + " heap reduceScatter rank " + rank));
+                    wrong.add(differs(heapAll, 2L * COUNT, BIG, provider + " heap reduceScatter send rank " + rank));
+                    c.allReduce(heapMine, heapOut, COUNT, DataType.F16, ReduceOp.AVG);
+                    wrong.add(differs(heapOut, COUNT, BIG, provider + " heap allreduce out of place rank " + rank));
+                    wrong.add(differs(heapMine, COUNT, BIG, provider + " heap allreduce send rank " + rank));
+                    c.reduce(heapMine, heapOut, COUNT, DataType.F16, ReduceOp.AVG, 0);
+                    wrong.add(rank == 0 ? differs(heapOut, COUNT, BIG, provider + " heap reduce at the root")
+                            : differs(heapMine, COUNT, BIG, provider + " heap reduce's send buffer at rank 1"));
                 }
             });
             wrong.removeIf(java.util.Objects::isNull);

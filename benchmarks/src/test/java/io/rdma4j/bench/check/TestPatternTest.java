@@ -170,14 +170,20 @@ class TestPatternTest {
         assertTrue(i.matches(6, 6));
     }
 
-    /** fp16's average divides first: a few ulps per rank are its rounding, a missing quarter is not. */
+    /**
+     * fp16's average divides first: the rounding of its quotients and partial sums passes, a
+     * rank's contribution of 1 missing (1 / ranks) does not, up to 20 ranks.
+     */
     @Test
-    void halfAverageAllowsTheRoundingOfItsQuotientsPerRank() {
+    void halfAverageAllowsTheRoundingOfItsQuotientsButNotAMissingRank() {
         TestPattern h = new TestPattern(DataType.F16, ReduceOp.AVG);
-        assertTrue(h.matches(3.0 + 3 * 0x1p-8, 3.0, 4));
-        assertFalse(h.matches(3.0 + 5 * 0x1p-8, 3.0, 4));
-        assertFalse(h.matches(3.0 - 0.25, 3.0, 4), "one rank's 1 of 4 missing");
-        assertFalse(new TestPattern(DataType.F32, ReduceOp.AVG).matches(3.0 + 3 * 0x1p-8, 3.0, 4), "fp32 as before");
+        // 4 ranks: quotients up to 1.5 (half ulp 2^-11 each), partial sums up to 6 (2^-9 each)
+        assertTrue(h.matches(3.0 + 4 * 0x1p-11 + 3 * 0x1p-9, 3.0, 4));
+        assertFalse(h.matches(3.0 + 4 * 0x1p-11 + 3 * 0x1p-9 + 0x1p-12, 3.0, 4));
+        for (int ranks = 2; ranks <= 20; ranks++) {
+            assertFalse(h.matches(3.0 - 1.0 / ranks, 3.0, ranks), "one rank's 1 missing of " + ranks);
+        }
+        assertFalse(new TestPattern(DataType.F32, ReduceOp.AVG).matches(3.0 + 0x1p-9, 3.0, 4), "fp32 as before");
     }
 
     @Test

@@ -33,7 +33,8 @@ import io.rdma4j.collectives.reduce.Reducer;
  * The second hop starts only when the first hop's op is done, i.e. every one of the l-1 local
  * contributions to this rank's shard arrived and was reduced, and all its sends completed. Each
  * hop exchanges descriptors of its own kind, so a mismatch is caught per hop. AVG sums locally
- * and divides by the world size once, after the cross-host hop.
+ * and divides by the world size once, after the cross-host hop (fp16's AVG comes here as a sum of
+ * inputs already divided, see ReduceOp).
  */
 public final class TwoHopAllReduce extends CollectiveOp {
 

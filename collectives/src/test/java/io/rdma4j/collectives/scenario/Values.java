@@ -107,14 +107,19 @@ public final class Values {
      * Whether {@code got}, an allreduce's (or reduce's, reduce-scatter's) result over {@code n}
      * ranks, equals the reference within what the type's rounding allows: exact but for AVG of
      * a floating type, whose division rounds once. fp16's average divides each input first
-     * (ReduceOp.AVG): each of the n quotients and the n - 1 partial sums rounds by at most half
-     * an ulp of the largest input here (8, ulp 2^-7), so it may be up to n x 2^-7 away.
+     * (ReduceOp.AVG): each of the n quotients rounds by at most half an fp16 ulp of the largest
+     * input over n (8 / n), each of the n - 1 partial sums by at most half one of 8.
      */
     public static boolean close(double got, double want, DataType t, ReduceOp op, int n) {
         if (t == DataType.F16 && op == ReduceOp.AVG) {
-            return Math.abs(got - want) <= n * 0x1p-7;
+            return Math.abs(got - want) <= n * halfUlpOfHalf(8.0 / n) + (n - 1) * halfUlpOfHalf(8);
         }
         return close(got, want, t, op);
+    }
+
+    /** Half the distance between {@code v} (a normal fp16 value) and the next fp16 value up. */
+    private static double halfUlpOfHalf(double v) {
+        return Math.ulp((float) v) * 4096; // fp16 keeps 10 of fp32's 23 fraction bits
     }
 
     /** Whether {@code got} equals the reference within what the type's final rounding allows. */
