@@ -33,6 +33,41 @@ class OnlineCpusTest {
         assertTrue(OnlineCpus.count() >= 1, "Linux lists its online CPUs");
     }
 
+    /**
+     * A container's CPU quota or CPU set lowers the machine's count (a pod of 2 CPUs on a node of
+     * 64 ran 8 ranks as if they had 64 CPUs, spinning); no limit, or an unreadable one, leaves it.
+     */
+    @Test
+    void aContainersCpuLimitCounts(@TempDir Path dir) throws Exception {
+        Path v2 = Files.createDirectories(dir.resolve("v2"));
+        assertEquals(0, OnlineCpus.cgroupLimit(v2), "no files: no limit");
+        Files.writeString(v2.resolve("cpu.max"), "max 100000\n");
+        Files.writeString(v2.resolve("cpuset.cpus.effective"), "0-63\n");
+        assertEquals(64, OnlineCpus.cgroupLimit(v2), "no quota: the CPU set");
+        Files.writeString(v2.resolve("cpu.max"), "150000 100000\n");
+        assertEquals(2, OnlineCpus.cgroupLimit(v2), "1.5 CPUs of quota: 2 run at once");
+        Files.writeString(v2.resolve("cpuset.cpus.effective"), "4\n");
+        assertEquals(1, OnlineCpus.cgroupLimit(v2), "the lower of quota and set");
+
+        Path v1 = Files.createDirectories(dir.resolve("v1"));
+        Files.createDirectories(v1.resolve("cpu"));
+        Files.createDirectories(v1.resolve("cpuset"));
+        Files.writeString(v1.resolve("cpu/cpu.cfs_quota_us"), "-1\n");
+        Files.writeString(v1.resolve("cpu/cpu.cfs_period_us"), "100000\n");
+        assertEquals(0, OnlineCpus.cgroupLimit(v1), "v1 without quota or set");
+        Files.writeString(v1.resolve("cpu/cpu.cfs_quota_us"), "300000\n");
+        Files.writeString(v1.resolve("cpuset/cpuset.effective_cpus"), "0-7\n");
+        assertEquals(3, OnlineCpus.cgroupLimit(v1));
+        Files.writeString(v1.resolve("cpu/cpu.cfs_quota_us"), "lots\n");
+        assertEquals(8, OnlineCpus.cgroupLimit(v1), "a malformed quota is none");
+
+        assertEquals(2, OnlineCpus.limited(64, 2));
+        assertEquals(16, OnlineCpus.limited(16, 64), "a limit above the online CPUs changes nothing");
+        assertEquals(64, OnlineCpus.limited(64, 0));
+        assertEquals(2, OnlineCpus.limited(0, 2), "unknown online CPUs: the limit");
+        assertTrue(OnlineCpus.outnumberedBy(8, OnlineCpus.limited(64, 2), 2), "8 ranks in a pod of 2 CPUs take turns");
+    }
+
     @Test
     void pollersOutnumberTheMachineOnlyBeyondItsOnlineCpus() {
         assertFalse(OnlineCpus.outnumberedBy(2, 2, 1), "two ranks bound to a core each: one CPU each, two online");
