@@ -87,8 +87,10 @@ public final class NativeLibrary {
                     if (absent.isPresent()) {
                         failure = tooOld(absent.get());
                     } else {
-                        resolvedPath().ifPresent(p -> System.load(p.toString()));
-                        lookup = found;
+                        failure = register(resolvedPath());
+                        if (failure == null) {
+                            lookup = found;
+                        }
                     }
                 } catch (IllegalArgumentException | UnsatisfiedLinkError e) {
                     failure = new LibraryMissingException(displayName + " (" + soname + ") could not be loaded: "
@@ -100,6 +102,29 @@ public final class NativeLibrary {
             }
             return lookup;
         }
+    }
+
+    /**
+     * Registers the library the dynamic linker found with this class loader, where the generated
+     * classes look its symbols up; null when they can see them now, else why not. The library is
+     * installed at this point: a failure here is no reason to install it (a second class loader of
+     * rdma4j in this JVM: the JDK lets one loader register a library).
+     */
+    private LibraryMissingException register(Optional<Path> file) {
+        String why = null;
+        try {
+            file.ifPresent(p -> System.load(p.toString()));
+        } catch (UnsatisfiedLinkError e) {
+            why = e.getMessage();
+        }
+        if (why == null && required.length > 0 && SymbolLookup.loaderLookup().find(required[0]).isEmpty()) {
+            why = file.isEmpty() ? "its file is not among this process's mappings (/proc/self/maps)"
+                    : "its symbols are not visible to this class loader";
+        }
+        return why == null ? null : new LibraryMissingException(displayName + " (" + soname + ") is installed"
+                + file.map(p -> " (" + p + ")").orElse("") + " but could not be registered with the class loader of "
+                + "rdma4j's verbs classes: " + why + ". One class loader per JVM may load rdma4j's verbs classes; "
+                + "load them from a loader the others share (e.g. the application's, not a per-task one).");
     }
 
     /** The library's address of {@code symbol}, loading the library first. */

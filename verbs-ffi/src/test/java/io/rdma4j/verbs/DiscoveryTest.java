@@ -83,6 +83,32 @@ class DiscoveryTest {
         assertTrue(NativeLibraryHints.IBVERBS.contains("libibverbs1") && NativeLibraryHints.IBVERBS.contains("rdma-core"));
     }
 
+    /**
+     * A second copy of rdma4j's verbs classes in this JVM (another class loader: an application
+     * server's, a notebook's) finds the library installed but cannot register it (the JDK lets one
+     * loader register a library): it says so, instead of telling the user to install what is there.
+     * libc stands in for libibverbs, registered by this test's loader first.
+     */
+    @Test
+    void aLibraryAnotherClassLoaderRegisteredIsNotReportedAsMissing() throws Exception {
+        new NativeLibrary("libc", "libc.so.6", "nothing to install", "malloc").load();
+        java.net.URL classes = NativeLibrary.class.getProtectionDomain().getCodeSource().getLocation();
+        try (java.net.URLClassLoader other = new java.net.URLClassLoader(new java.net.URL[] {classes}, null)) {
+            Class<?> copy = Class.forName(NativeLibrary.class.getName(), true, other);
+            java.lang.reflect.Constructor<?> make = copy.getDeclaredConstructor(String.class, String.class, String.class,
+                    String[].class);
+            make.setAccessible(true);
+            Object libc = make.newInstance("libc", "libc.so.6", "nothing to install", new String[] {"malloc"});
+            java.lang.reflect.InvocationTargetException thrown = assertThrows(
+                    java.lang.reflect.InvocationTargetException.class, () -> copy.getMethod("load").invoke(libc));
+            String message = thrown.getCause().getMessage();
+            assertEquals("LibraryMissingException", thrown.getCause().getClass().getSimpleName(), message);
+            assertTrue(message.contains("is installed") && message.contains("could not be registered with the class loader")
+                    && message.contains("already loaded in another classloader"), message);
+            assertFalse(message.contains("Install it"), message);
+        }
+    }
+
     @Test
     void aLibraryWithoutASymbolRdma4jCallsIsReportedAsTooOldWhenItLoads() {
         // libc loads, but has none of libibverbs' functions: a stand-in for an rdma-core older than 34
