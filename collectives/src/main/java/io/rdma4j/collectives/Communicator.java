@@ -43,7 +43,8 @@ import static io.rdma4j.collectives.Request.NO_ROOT;
  * NCCL: reduce-scatter's count is what each rank receives, allgather's what each rank sends,
  * all-to-all's what goes to each peer. A call is in place when send and receive are the same
  * segment (reduce-scatter: receive is block {@code rank} of send; allgather: send is block
- * {@code rank} of receive); send and receive that overlap otherwise, a read-only or freed
+ * {@code rank} of receive); send and receive that overlap otherwise (allgather excepted: its
+ * send is copied into its block before anything else is written), a read-only or freed
  * buffer, and counts out of range are refused with an exception on the rank that passed them,
  * before the call starts: it takes no place in the order of calls (the other ranks, which
  * issued it, wait for it until their timeout names this rank). Synchronous calls run on the
