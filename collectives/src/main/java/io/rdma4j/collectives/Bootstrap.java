@@ -144,18 +144,34 @@ final class Bootstrap {
     private static String takeWorldId(Store store, int size, int rank) {
         while (true) {
             String id = size + "." + store.add(GENERATION_KEY + size + "/" + rank, 1);
-            if (store.add(ABANDONED_KEY + id, 0) == 0) { // adding 0 reads the counter without waiting
+            long abandoned;
+            try {
+                abandoned = store.add(ABANDONED_KEY + id, 0); // adding 0 reads the counter without waiting
+            } catch (RuntimeException | Error e) { // this rank's count moved past the world: it gives it up
+                abandon(store, id, e);
+                throw e;
+            }
+            if (abandoned == 0) {
                 return id;
             }
         }
     }
 
-    /** Marks world {@code id} as given up; a store that fails here adds its reason to {@code cause}. */
+    /**
+     * Marks world {@code id} as given up; a store that fails here adds its reason to {@code cause}.
+     * An interrupt (a cancelled build) is set aside for the mark, which a store's lock would
+     * otherwise refuse at once, and set again.
+     */
     private static void abandon(Store store, String id, Throwable cause) {
+        boolean interrupted = Thread.interrupted();
         try {
             store.add(ABANDONED_KEY + id, 1);
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -87,8 +87,8 @@ class CommunicatorLocalTest {
     /**
      * Rank 0 gave up on rank 1 and builds again when rank 1 comes: the two meet. Rank 1 used to
      * take the world rank 0 had given up (each rank numbers its worlds on the store), and the two
-     * never paired again: rank 1 read rank 0's stale host identity there and waited for a
-     * pipeline shape nobody would publish, while rank 0 waited in the next world for rank 1.
+     * never paired again: rank 1 read rank 0's stale host identity there and waited to connect to
+     * rank 0's closed transport, while rank 0 waited in the next world for rank 1.
      */
     @Test
     void aRankThatComesAfterTheOthersGaveUpMeetsTheirRetry(@TempDir Path dir) throws Exception {

@@ -96,9 +96,10 @@ public abstract class NativeResource implements AutoCloseable {
 
     /**
      * Closes this object: its handle is freed now if no child is open, else when the last one
-     * closes. Idempotent once it succeeded; a refusal of {@link #revokeAccess()} leaves the object
-     * open. A failure to free the handle is thrown from the call that frees it (this one, or a
-     * child's close).
+     * closes. Idempotent once it got past {@link #revokeAccess()}, whose refusal leaves the object
+     * open (close it again later). A failure to free the handle is thrown from the call that frees
+     * it (this one, or a child's close) and is not tried again: the handle counts as released
+     * (what the library could not destroy, a later destroy would not either).
      */
     @Override
     public final void close() {
@@ -181,7 +182,8 @@ public abstract class NativeResource implements AutoCloseable {
 
     /**
      * Objects of this process whose native handle is not freed yet: for leak checks (a count
-     * that does not return to where it was after everything is closed names a leak).
+     * that does not return to where it was after everything is closed names a leak). A handle
+     * whose destroy failed counts as freed here; its close threw that failure.
      */
     public static int unreleasedCount() {
         return UNRELEASED.get();

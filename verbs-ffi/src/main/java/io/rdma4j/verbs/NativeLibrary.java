@@ -111,20 +111,22 @@ public final class NativeLibrary {
      * rdma4j in this JVM: the JDK lets one loader register a library).
      */
     private LibraryMissingException register(Optional<Path> file) {
-        String why = null;
+        String installed = displayName + " (" + soname + ") is installed" + file.map(p -> " (" + p + ")").orElse("")
+                + " but could not be registered with the class loader of rdma4j's verbs classes: ";
         try {
             file.ifPresent(p -> System.load(p.toString()));
         } catch (UnsatisfiedLinkError e) {
-            why = e.getMessage();
+            return new LibraryMissingException(installed + e.getMessage() + ". One class loader per JVM may load "
+                    + "rdma4j's verbs classes; load them from a loader the others share (e.g. the application's, "
+                    + "not a per-task one).");
         }
-        if (why == null && required.length > 0 && SymbolLookup.loaderLookup().find(required[0]).isEmpty()) {
-            why = file.isEmpty() ? "its file is not among this process's mappings (/proc/self/maps)"
-                    : "its symbols are not visible to this class loader";
+        if (required.length == 0 || SymbolLookup.loaderLookup().find(required[0]).isPresent()) {
+            return null;
         }
-        return why == null ? null : new LibraryMissingException(displayName + " (" + soname + ") is installed"
-                + file.map(p -> " (" + p + ")").orElse("") + " but could not be registered with the class loader of "
-                + "rdma4j's verbs classes: " + why + ". One class loader per JVM may load rdma4j's verbs classes; "
-                + "load them from a loader the others share (e.g. the application's, not a per-task one).");
+        return new LibraryMissingException(installed + (file.isEmpty()
+                ? "its file was not found among this process's mappings (/proc/self/maps unreadable, or the library "
+                        + "mapped under another name); name it with -Drdma4j." + displayName + "=/path/to/" + soname
+                : "its symbols are not visible to this class loader") + ".");
     }
 
     /** The library's address of {@code symbol}, loading the library first. */
@@ -144,7 +146,7 @@ public final class NativeLibrary {
      */
     private Optional<Path> resolvedPath() {
         if (soname.indexOf('/') >= 0) {
-            return Optional.of(Path.of(soname));
+            return Optional.of(Path.of(soname).toAbsolutePath()); // System.load takes absolute paths only
         }
         try (var lines = Files.lines(Path.of("/proc/self/maps"))) {
             return lines.map(line -> {
