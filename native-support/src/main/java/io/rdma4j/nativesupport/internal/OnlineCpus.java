@@ -11,13 +11,13 @@ import java.util.List;
  * of its own ({@code taskset}, mpirun's binding) sees one CPU in
  * {@link Runtime#availableProcessors()}, although the machine's other cores run its peers. A
  * container's CPU limit counts, though (a Kubernetes pod of 2 CPUs on a node of 64 runs its ranks
- * on 2): its control group's CPU quota and CPU set, as the container sees them at its cgroup root.
+ * on 2; a Slurm job its CPU set): the CPU quotas and CPU sets of its control groups.
  * Also reads the Linux CPU lists that say so ({@link #list}), for whoever needs the CPUs themselves.
  */
 public final class OnlineCpus {
     private static final Path ONLINE = Path.of("/sys/devices/system/cpu/online");
-    private static final Path CGROUP = Path.of("/sys/fs/cgroup");
-    private static final int COUNT = limited(read(ONLINE), cgroupLimit(CGROUP));
+    private static final int COUNT = limited(read(ONLINE),
+            cgroupLimit(Path.of("/sys/fs/cgroup"), text(Path.of("/proc/self/cgroup"))));
 
     private OnlineCpus() {
     }
@@ -36,20 +36,62 @@ public final class OnlineCpus {
     }
 
     /**
-     * The CPUs the control group at {@code root} lets its processes use: its CPU quota rounded up
-     * (cgroup v2 {@code cpu.max}, v1 {@code cpu/cpu.cfs_quota_us} over its period) and its CPU set
-     * ({@code cpuset.cpus.effective}, v1 {@code cpuset/cpuset.effective_cpus}), the lower of those
-     * set; 0 when none is (no limit, no such files, or unreadable).
+     * The CPUs the control groups of this process let it use, 0 when none limits them: the
+     * lowest of the limits set in its own group and in each group above it (a quota set on a
+     * Kubernetes pod holds for its containers), as {@code membership} (the text of
+     * {@code /proc/self/cgroup}) names them under {@code root}, and in {@code root} itself (inside a
+     * cgroup namespace, a container's own group is the root it sees).
      */
-    static int cgroupLimit(Path root) {
+    static int cgroupLimit(Path root, String membership) {
+        int limit = limited(limited(groupLimit(root), groupLimit(root.resolve("cpu"))), groupLimit(root.resolve("cpuset")));
+        for (String line : membership.split("\n")) {
+            String[] f = line.split(":", 3); // v2: 0::/path; v1: id:cpu,cpuacct:/path
+            if (f.length != 3) {
+                continue;
+            }
+            String group = f[2].trim().replaceFirst("^/+", "");
+            if (f[1].isEmpty()) {
+                limit = limited(limit, ancestryLimit(root, group));
+            }
+            for (String controller : f[1].split(",")) {
+                if (controller.equals("cpu") || controller.equals("cpuset")) {
+                    limit = limited(limit, ancestryLimit(root.resolve(controller), group));
+                }
+            }
+        }
+        return limit;
+    }
+
+    /** The lowest limit in {@code group} under {@code base} and the groups between them; 0 for none. */
+    private static int ancestryLimit(Path base, String group) {
         int limit = 0;
-        String[] max = text(root.resolve("cpu.max")).split("\\s+");
+        Path dir;
+        try {
+            dir = base.resolve(group).normalize();
+        } catch (java.nio.file.InvalidPathException malformed) {
+            return 0;
+        }
+        for (; dir != null && dir.startsWith(base) && !dir.equals(base); dir = dir.getParent()) {
+            limit = limited(limit, groupLimit(dir));
+        }
+        return limit;
+    }
+
+    /**
+     * The CPUs one control group's own files allow: its CPU quota rounded up (cgroup v2
+     * {@code cpu.max}, v1 {@code cpu.cfs_quota_us} over {@code cpu.cfs_period_us}) and its CPU set
+     * ({@code cpuset.cpus.effective}, v1 {@code cpuset.effective_cpus}), the lower of those set; 0
+     * when none is (no limit, no such files, or unreadable).
+     */
+    private static int groupLimit(Path dir) {
+        int limit = 0;
+        String[] max = text(dir.resolve("cpu.max")).split("\\s+");
         if (max.length == 2) {
             limit = limited(limit, quota(max[0], max[1]));
         }
-        limit = limited(limit, quota(text(root.resolve("cpu/cpu.cfs_quota_us")), text(root.resolve("cpu/cpu.cfs_period_us"))));
-        limit = limited(limit, list(text(root.resolve("cpuset.cpus.effective"))).size());
-        return limited(limit, list(text(root.resolve("cpuset/cpuset.effective_cpus"))).size());
+        limit = limited(limit, quota(text(dir.resolve("cpu.cfs_quota_us")), text(dir.resolve("cpu.cfs_period_us"))));
+        limit = limited(limit, list(text(dir.resolve("cpuset.cpus.effective"))).size());
+        return limited(limit, list(text(dir.resolve("cpuset.effective_cpus"))).size());
     }
 
     /** CPUs of {@code quota} per {@code period} microseconds, rounded up; 0 for none ("max", -1) or malformed. */

@@ -40,32 +40,62 @@ class OnlineCpusTest {
     @Test
     void aContainersCpuLimitCounts(@TempDir Path dir) throws Exception {
         Path v2 = Files.createDirectories(dir.resolve("v2"));
-        assertEquals(0, OnlineCpus.cgroupLimit(v2), "no files: no limit");
+        assertEquals(0, OnlineCpus.cgroupLimit(v2, ""), "no files: no limit");
         Files.writeString(v2.resolve("cpu.max"), "max 100000\n");
         Files.writeString(v2.resolve("cpuset.cpus.effective"), "0-63\n");
-        assertEquals(64, OnlineCpus.cgroupLimit(v2), "no quota: the CPU set");
+        assertEquals(64, OnlineCpus.cgroupLimit(v2, ""), "no quota: the CPU set");
         Files.writeString(v2.resolve("cpu.max"), "150000 100000\n");
-        assertEquals(2, OnlineCpus.cgroupLimit(v2), "1.5 CPUs of quota: 2 run at once");
+        assertEquals(2, OnlineCpus.cgroupLimit(v2, ""), "1.5 CPUs of quota: 2 run at once");
         Files.writeString(v2.resolve("cpuset.cpus.effective"), "4\n");
-        assertEquals(1, OnlineCpus.cgroupLimit(v2), "the lower of quota and set");
+        assertEquals(1, OnlineCpus.cgroupLimit(v2, ""), "the lower of quota and set");
 
         Path v1 = Files.createDirectories(dir.resolve("v1"));
         Files.createDirectories(v1.resolve("cpu"));
         Files.createDirectories(v1.resolve("cpuset"));
         Files.writeString(v1.resolve("cpu/cpu.cfs_quota_us"), "-1\n");
         Files.writeString(v1.resolve("cpu/cpu.cfs_period_us"), "100000\n");
-        assertEquals(0, OnlineCpus.cgroupLimit(v1), "v1 without quota or set");
+        assertEquals(0, OnlineCpus.cgroupLimit(v1, ""), "v1 without quota or set");
         Files.writeString(v1.resolve("cpu/cpu.cfs_quota_us"), "300000\n");
         Files.writeString(v1.resolve("cpuset/cpuset.effective_cpus"), "0-7\n");
-        assertEquals(3, OnlineCpus.cgroupLimit(v1));
+        assertEquals(3, OnlineCpus.cgroupLimit(v1, ""));
         Files.writeString(v1.resolve("cpu/cpu.cfs_quota_us"), "lots\n");
-        assertEquals(8, OnlineCpus.cgroupLimit(v1), "a malformed quota is none");
+        assertEquals(8, OnlineCpus.cgroupLimit(v1, ""), "a malformed quota is none");
 
         assertEquals(2, OnlineCpus.limited(64, 2));
         assertEquals(16, OnlineCpus.limited(16, 64), "a limit above the online CPUs changes nothing");
         assertEquals(64, OnlineCpus.limited(64, 0));
         assertEquals(2, OnlineCpus.limited(0, 2), "unknown online CPUs: the limit");
         assertTrue(OnlineCpus.outnumberedBy(8, OnlineCpus.limited(64, 2), 2), "8 ranks in a pod of 2 CPUs take turns");
+    }
+
+    /**
+     * Without a cgroup namespace the process's groups sit below the root it reads (a Slurm job, a
+     * container sharing the host's cgroup view): their limits and those of the groups above them
+     * count, as /proc/self/cgroup names them; a path that leaves the root does not.
+     */
+    @Test
+    void theLimitsOfThisProcesssOwnGroupsAndTheirParentsCount(@TempDir Path dir) throws Exception {
+        Path v2 = Files.createDirectories(dir.resolve("v2"));
+        Path pod = Files.createDirectories(v2.resolve("kubepods/pod1"));
+        Path container = Files.createDirectories(pod.resolve("ctr"));
+        Files.writeString(v2.resolve("cpuset.cpus.effective"), "0-63\n");
+        Files.writeString(pod.resolve("cpu.max"), "400000 100000\n");
+        Files.writeString(container.resolve("cpu.max"), "max 100000\n");
+        assertEquals(64, OnlineCpus.cgroupLimit(v2, ""), "the root alone");
+        assertEquals(4, OnlineCpus.cgroupLimit(v2, "0::/kubepods/pod1/ctr\n"), "the pod's quota above the container");
+        Files.writeString(container.resolve("cpuset.cpus.effective"), "2-3\n");
+        assertEquals(2, OnlineCpus.cgroupLimit(v2, "0::/kubepods/pod1/ctr\n"), "the container's own CPU set");
+        assertEquals(64, OnlineCpus.cgroupLimit(v2, "0::/../../etc\n"), "a path leaving the root is not read");
+
+        Path v1 = Files.createDirectories(dir.resolve("v1"));
+        Path job = Files.createDirectories(v1.resolve("cpuset/slurm/job_7"));
+        Path cpu = Files.createDirectories(v1.resolve("cpu/docker/abc"));
+        Files.writeString(job.resolve("cpuset.effective_cpus"), "0-2,8\n");
+        Files.writeString(cpu.resolve("cpu.cfs_quota_us"), "250000\n");
+        Files.writeString(cpu.resolve("cpu.cfs_period_us"), "100000\n");
+        assertEquals(4, OnlineCpus.cgroupLimit(v1, "5:cpuset:/slurm/job_7\n3:pids:/other\n"));
+        assertEquals(3, OnlineCpus.cgroupLimit(v1, "5:cpuset:/slurm/job_7\n4:cpu,cpuacct:/docker/abc\n1:name=systemd:/\n"));
+        assertEquals(0, OnlineCpus.cgroupLimit(v1, "garbage\n\n"));
     }
 
     @Test
