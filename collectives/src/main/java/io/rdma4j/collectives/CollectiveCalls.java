@@ -155,11 +155,10 @@ final class CollectiveCalls {
         if (bound) {
             binder.bindInOut(c, send, recv, bytes, bytes, true);
             if (dividesFirst(type, op)) {
-                binder.divideInputs(c, send, bytes, count, size(), true);
+                binder.divideInputs(c, send, count, size(), true);
             }
         } else if (dividesFirst(type, op)) { // the algorithm works in the caller's segments: in place in recv
-            Binder.copyIfDistinct(send, recv, bytes);
-            Reducer.of(type, ReduceOp.AVG).finish(recv, 0, count, size());
+            Binder.divideInto(send, 0, recv, 0, count, type, size());
             send = recv;
         }
         drive(algos.allReduce(a, group, world.hierarchy, world.engine, c, send, recv));
@@ -178,7 +177,7 @@ final class CollectiveCalls {
         }
         binder.bindInOut(c, send, recv, total, bytes, true);
         if (dividesFirst(type, op)) {
-            binder.divideInputs(c, send, total, count * size(), size(), false);
+            binder.divideInputs(c, send, count * size(), size(), false);
         }
         drive(algos.reduceScatter(group, world.engine, c));
         binder.finishOut(c, recv, bytes);
@@ -233,7 +232,7 @@ final class CollectiveCalls {
             c.recvOff = 0;
         }
         if (dividesFirst(type, op)) {
-            binder.divideInputs(c, send, bytes, count, size(), isRoot);
+            binder.divideInputs(c, send, count, size(), isRoot);
         }
         drive(algos.reduce(group, world.engine, c));
         if (isRoot) {

@@ -1,5 +1,6 @@
 package io.rdma4j.collectives.core;
 
+import io.rdma4j.collectives.DataType;
 import io.rdma4j.collectives.ReduceOp;
 import io.rdma4j.collectives.reduce.Reducer;
 import io.rdma4j.nativesupport.internal.BulkCopy;
@@ -78,24 +79,32 @@ public final class Binder {
      * unless the input is one already (a heap argument), so the caller's send buffer stays as it
      * was. {@code userSend} is the segment the caller passed.
      */
-    public void divideInputs(Call c, MemorySegment userSend, long sendBytes, long sendCount, int n,
-                             boolean intoReceive) {
-        Reducer divider = Reducer.of(c.type, ReduceOp.AVG);
+    public void divideInputs(Call c, MemorySegment userSend, long sendCount, int n, boolean intoReceive) {
+        RegisteredBuffer into = c.send;
+        long intoOff = c.sendOff;
         if (intoReceive) {
-            if (!c.inPlace() && sendBytes > 0) {
-                BulkCopy.copy(c.send.segment(), c.sendOff, c.recv.segment(), c.recvOff, sendBytes);
-            }
-            c.send = c.recv;
-            c.sendOff = c.recvOff;
+            into = c.recv;
+            intoOff = c.recvOff;
         } else if (userSend.isNative()) {
-            RegisteredBuffer copy = staging.scratch(0, Math.max(sendBytes, 8));
-            if (sendBytes > 0) {
-                BulkCopy.copy(c.send.segment(), c.sendOff, copy.segment(), 0, sendBytes);
-            }
-            c.send = copy;
-            c.sendOff = 0;
+            into = staging.scratch(0, Math.max(c.type.bytes(sendCount), 8));
+            intoOff = 0;
         }
-        divider.finish(c.send.segment(), c.sendOff, sendCount, n);
+        divideInto(c.send.segment(), c.sendOff, into.segment(), intoOff, sendCount, c.type, n);
+        c.send = into;
+        c.sendOff = intoOff;
+    }
+
+    /**
+     * {@code count} elements of {@code type} from {@code src} at {@code srcOff}, divided by {@code n},
+     * into {@code dst} at {@code dstOff} (in place when that is the same memory).
+     */
+    public static void divideInto(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count,
+                                  DataType type, int n) {
+        long bytes = type.bytes(count);
+        if (bytes > 0 && !sameMemoryAt(src, dst, dstOff - srcOff)) {
+            BulkCopy.copy(src, srcOff, dst, dstOff, bytes);
+        }
+        Reducer.of(type, ReduceOp.AVG).finish(dst, dstOff, count, n);
     }
 
     /** Copies a scratch-staged result back into a heap destination. */

@@ -43,7 +43,8 @@ public final class OnlineCpus {
      * cgroup namespace, a container's own group is the root it sees).
      */
     static int cgroupLimit(Path root, String membership) {
-        int limit = limited(limited(groupLimit(root), groupLimit(root.resolve("cpu"))), groupLimit(root.resolve("cpuset")));
+        int limit = limited(groupLimit(root), groupLimit(root.resolve("cpu")));
+        limit = limited(limit, groupLimit(root.resolve("cpuset")));
         for (String line : membership.split("\n")) {
             String[] f = line.split(":", 3); // v2: 0::/path; v1: id:cpu,cpuacct:/path
             if (f.length != 3) {
@@ -90,8 +91,8 @@ public final class OnlineCpus {
             limit = limited(limit, quota(max[0], max[1]));
         }
         limit = limited(limit, quota(text(dir.resolve("cpu.cfs_quota_us")), text(dir.resolve("cpu.cfs_period_us"))));
-        limit = limited(limit, list(text(dir.resolve("cpuset.cpus.effective"))).size());
-        return limited(limit, list(text(dir.resolve("cpuset.effective_cpus"))).size());
+        limit = limited(limit, read(dir.resolve("cpuset.cpus.effective")));
+        return limited(limit, read(dir.resolve("cpuset.effective_cpus")));
     }
 
     /** CPUs of {@code quota} per {@code period} microseconds, rounded up; 0 for none ("max", -1) or malformed. */

@@ -75,27 +75,30 @@ class OnlineCpusTest {
      */
     @Test
     void theLimitsOfThisProcesssOwnGroupsAndTheirParentsCount(@TempDir Path dir) throws Exception {
-        Path v2 = Files.createDirectories(dir.resolve("v2"));
-        Path pod = Files.createDirectories(v2.resolve("kubepods/pod1"));
-        Path container = Files.createDirectories(pod.resolve("ctr"));
-        Files.writeString(v2.resolve("cpuset.cpus.effective"), "0-63\n");
-        Files.writeString(pod.resolve("cpu.max"), "400000 100000\n");
-        Files.writeString(container.resolve("cpu.max"), "max 100000\n");
+        Path v2 = dir.resolve("v2");
+        write(v2, "cpuset.cpus.effective", "0-63");
+        write(v2, "kubepods/pod1/cpu.max", "400000 100000");
+        write(v2, "kubepods/pod1/ctr/cpu.max", "max 100000");
         assertEquals(64, OnlineCpus.cgroupLimit(v2, ""), "the root alone");
         assertEquals(4, OnlineCpus.cgroupLimit(v2, "0::/kubepods/pod1/ctr\n"), "the pod's quota above the container");
-        Files.writeString(container.resolve("cpuset.cpus.effective"), "2-3\n");
+        write(v2, "kubepods/pod1/ctr/cpuset.cpus.effective", "2-3");
         assertEquals(2, OnlineCpus.cgroupLimit(v2, "0::/kubepods/pod1/ctr\n"), "the container's own CPU set");
         assertEquals(64, OnlineCpus.cgroupLimit(v2, "0::/../../etc\n"), "a path leaving the root is not read");
 
-        Path v1 = Files.createDirectories(dir.resolve("v1"));
-        Path job = Files.createDirectories(v1.resolve("cpuset/slurm/job_7"));
-        Path cpu = Files.createDirectories(v1.resolve("cpu/docker/abc"));
-        Files.writeString(job.resolve("cpuset.effective_cpus"), "0-2,8\n");
-        Files.writeString(cpu.resolve("cpu.cfs_quota_us"), "250000\n");
-        Files.writeString(cpu.resolve("cpu.cfs_period_us"), "100000\n");
+        Path v1 = dir.resolve("v1");
+        write(v1, "cpuset/slurm/job_7/cpuset.effective_cpus", "0-2,8");
+        write(v1, "cpu/docker/abc/cpu.cfs_quota_us", "250000");
+        write(v1, "cpu/docker/abc/cpu.cfs_period_us", "100000");
         assertEquals(4, OnlineCpus.cgroupLimit(v1, "5:cpuset:/slurm/job_7\n3:pids:/other\n"));
         assertEquals(3, OnlineCpus.cgroupLimit(v1, "5:cpuset:/slurm/job_7\n4:cpu,cpuacct:/docker/abc\n1:name=systemd:/\n"));
         assertEquals(0, OnlineCpus.cgroupLimit(v1, "garbage\n\n"));
+    }
+
+    /** Writes a cgroup file's line under {@code root}, making the groups' folders on the way. */
+    private static void write(Path root, String file, String line) throws java.io.IOException {
+        Path f = root.resolve(file);
+        Files.createDirectories(f.getParent());
+        Files.writeString(f, line + "\n");
     }
 
     @Test
