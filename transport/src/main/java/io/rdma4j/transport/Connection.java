@@ -42,7 +42,9 @@ public interface Connection {
 
     /**
      * The oldest immediate value a peer's write delivered to this side and not yet taken, or
-     * {@link #NO_IMMEDIATE} if none arrived. Drives progress.
+     * {@link #NO_IMMEDIATE} if none arrived. Drives progress. Values not taken are held, up to
+     * 1024 per connection on the shared-memory and TCP providers: beyond that the peer's writes
+     * with immediates (on TCP, everything the peer sends after them) wait until this side polls.
      */
     long pollImmediate();
 

@@ -171,19 +171,37 @@ final class TcpConnection implements Connection {
      * posted, and no rank's request table holds more than this; more is a peer posting without end.
      */
     static final int MAX_UNMATCHED_CTS = TransportConfig.MAX_OUTSTANDING_REQUESTS;
-    /** How long {@link #sendFault} may take to finish the frame in progress and write its own. */
-    private static final long FAULT_WRITE_NANOS = 100_000_000;
+    /**
+     * Read responses queued and not yet written: a peer asks for one per read it has posted, and
+     * no rank's request table holds more than this; more is a peer asking without reading.
+     */
+    static final int MAX_QUEUED_READ_RESPONSES = TransportConfig.MAX_OUTSTANDING_REQUESTS;
+    /**
+     * Immediates of the peer's writes that this side holds for {@link #pollImmediate} at most (as
+     * the shared-memory provider's ring): beyond them this side stops reading the stream until the
+     * application polls, and TCP's window holds the peer's writes back.
+     */
+    static final int MAX_UNPOLLED_IMMEDIATES = 1024;
     private int[] ctsTag = new int[16];
     private long[] ctsRecvId = new long[16];
     private long[] ctsCapacity = new long[16];
     private int ctsCount;
 
     private final LongRing immediates = new LongRing(16);
-    /** Reads failed locally whose response may still come ({@link #abandonRead}); rare, so searched linearly. */
+    /** Whether the stream's parsing stopped at {@link #MAX_UNPOLLED_IMMEDIATES}, frames possibly left in the input. */
+    private boolean heldForImmediates;
+    private int queuedReadResponses;
+    /**
+     * Reads failed locally whose response may still come ({@link #abandonRead}), with their
+     * lengths; rare, so searched linearly.
+     */
     private long[] abandonedReads = new long[4];
+    private long[] abandonedLengths = new long[4];
     private int abandonedCount;
     /** The rank whose loss the peer reported in its last frame before it closed (FAULT), or -1. */
     int peerLost = -1;
+    /** Whether the FAULT frame of {@link #faultWritten} is staged. */
+    private boolean faultStaged;
 
     TcpConnection(TcpTransport transport, int peer, SocketChannel channel, String peerAddress) {
         this.transport = transport;
@@ -362,6 +380,15 @@ final class TcpConnection implements Connection {
         return immediates.isEmpty() ? NO_IMMEDIATE : immediates.poll();
     }
 
+    /** Whether parsing stopped at the cap of unpolled immediates and may go on now that one was taken. */
+    boolean resumesAfterPoll() {
+        return heldForImmediates && immediates.size() < MAX_UNPOLLED_IMMEDIATES;
+    }
+
+    int unpolledImmediates() {
+        return immediates.size();
+    }
+
     /** Whether a payload of {@code b}'s memory is half-way through this connection's stream. */
     boolean uses(TcpBuffer b) {
         return (writeRemaining > 0 && writeBuffer.overlaps(b)) || (readRemaining > 0 && readBuffer.overlaps(b));
@@ -383,18 +410,26 @@ final class TcpConnection implements Connection {
      * The read {@code id} failed locally (its target was freed) after its request may have
      * gone out: its response, when it comes, is read into the sink and dropped.
      */
-    void abandonRead(long id) {
+    void abandonRead(long id, long length) {
         if (abandonedCount == abandonedReads.length) {
-            abandonedReads = java.util.Arrays.copyOf(abandonedReads, abandonedCount * 2);
+            abandonedReads = Arrays.copyOf(abandonedReads, abandonedCount * 2);
+            abandonedLengths = Arrays.copyOf(abandonedLengths, abandonedCount * 2);
         }
-        abandonedReads[abandonedCount++] = id;
+        abandonedReads[abandonedCount] = id;
+        abandonedLengths[abandonedCount++] = length;
     }
 
-    /** Whether {@code id} was an abandoned read (and is no longer, from here on). */
-    private boolean forgetAbandoned(long id) {
+    /**
+     * Whether {@code id} was an abandoned read (and is no longer, from here on) whose response
+     * may carry {@code length} bytes: any length for a read error ({@code length < 0}), else the
+     * read's own.
+     */
+    private boolean forgetAbandoned(long id, long length) {
         for (int i = 0; i < abandonedCount; i++) {
-            if (abandonedReads[i] == id) {
-                abandonedReads[i] = abandonedReads[--abandonedCount];
+            if (abandonedReads[i] == id && (length < 0 || abandonedLengths[i] == length)) {
+                abandonedCount--;
+                abandonedReads[i] = abandonedReads[abandonedCount];
+                abandonedLengths[i] = abandonedLengths[abandonedCount];
                 return true;
             }
         }
@@ -557,7 +592,7 @@ final class TcpConnection implements Connection {
                 if (s >= 0) {
                     header(Frame.READ_REQ, 0, requests.remoteId[s], requests.remoteOffset[s], requests.length[s], id);
                 } else {
-                    forgetAbandoned(id); // failed before its request went out: no response will come
+                    forgetAbandoned(id, -1); // failed before its request went out: no response will come
                 }
             }
             case Frame.READ_RESP -> {
@@ -566,6 +601,7 @@ final class TcpConnection implements Connection {
                 long offset = out.peek(3);
                 long length = out.peek(4);
                 out.skip(5);
+                queuedReadResponses--;
                 TcpBuffer region = transport.regions.resolve(key, offset, length);
                 if (region == null) {
                     header(Frame.READ_ERR, 0, readerId, 0, 0, 0);
@@ -619,7 +655,11 @@ final class TcpConnection implements Connection {
                 } else if (readOffset == readBuffer.segment().byteSize()) {
                     readOffset = 0; // the sink, full: a target proper never ends before its payload
                 }
+            } else if (immediates.size() >= MAX_UNPOLLED_IMMEDIATES) {
+                heldForImmediates = true; // the peer's stream waits for the application's polls
+                return work;
             } else if (inLimit - inPos >= Frame.HEADER) {
+                heldForImmediates = false;
                 int p = inPos;
                 inPos += Frame.HEADER;
                 onHeader(input.getInt(p + Frame.OFF_TYPE), input.getInt(p + Frame.OFF_TAG), input.getLong(p + Frame.OFF_A),
@@ -652,6 +692,9 @@ final class TcpConnection implements Connection {
     }
 
     private void onHeader(int type, int tag, long a, long b, long c, long d) {
+        if (peerLost >= 0) {
+            throw violation("a frame after its fault frame, its last");
+        }
         switch (type) {
             case Frame.CTS -> {
                 if (b < 0) {
@@ -732,6 +775,10 @@ final class TcpConnection implements Connection {
                     throw violation("a one-sided read outside every region registered for remote access (key 0x"
                             + Long.toHexString(a) + ", offset " + b + ", length " + c + ")");
                 }
+                if (queuedReadResponses == MAX_QUEUED_READ_RESPONSES) {
+                    throw violation("more than " + MAX_QUEUED_READ_RESPONSES + " read requests without reading the responses");
+                }
+                queuedReadResponses++;
                 out.add(Frame.READ_RESP);
                 out.add(d);
                 out.add(a);
@@ -740,7 +787,7 @@ final class TcpConnection implements Connection {
             }
             case Frame.READ_RESP -> {
                 int s = requests.slot(a, RequestTable.READ, peer, RequestTable.ACTIVE);
-                if (s < 0 && b >= 0 && forgetAbandoned(a)) {
+                if (s < 0 && b >= 0 && forgetAbandoned(a, b)) {
                     startPayload(DISCARDED, NONE, keptSlot(EAGER_WINDOW), 0, b, 0);
                     return;
                 }
@@ -761,7 +808,7 @@ final class TcpConnection implements Connection {
             }
             case Frame.READ_ERR -> {
                 int s = requests.slot(a, RequestTable.READ, peer, RequestTable.ACTIVE);
-                if (s < 0 && forgetAbandoned(a)) {
+                if (s < 0 && forgetAbandoned(a, -1)) {
                     return;
                 }
                 if (s < 0) {
@@ -842,41 +889,39 @@ final class TcpConnection implements Connection {
     }
 
     /**
-     * The last frame before this side closes: tells the peer that {@code lostRank}'s loss ended
-     * this transport, so that a rank waiting on this one blames the first rank lost, not this one
-     * (after the rank that hosts the store died, no fault board carries that). What is being
-     * written is finished first, since a frame cut in half reads as a protocol violation; frames
-     * not yet encoded are dropped. Best effort, for at most {@link #FAULT_WRITE_NANOS}.
+     * One step of writing the last frame before this side closes: FAULT, telling the peer that
+     * {@code lostRank}'s loss ended this transport, so that a rank waiting on this one blames the
+     * first rank lost, not this one (after the rank that hosts the store died, no fault board
+     * carries that). What is being written is finished first, since a frame cut in half reads as
+     * a protocol violation; frames not yet encoded are dropped. Writes what the socket takes
+     * without waiting, so that the transport can take turns among its peers under one deadline
+     * ({@link TcpTransport}'s {@code tellWhoWasLost}): whether the frame is out, or cannot be
+     * (the connection failed, the peer is gone, the payload in progress is freed memory).
      */
-    void sendFault(int lostRank) {
+    boolean faultWritten(int lostRank) {
         if (failure != null) {
-            return;
+            return true;
         }
-        long deadline = System.nanoTime() + FAULT_WRITE_NANOS;
         try {
-            if (writtenBefore(deadline)) {
+            while (true) {
+                while (stageFlushed < stageFill || writeRemaining > 0) {
+                    if (writeSome() == 0) {
+                        return false; // the socket is full
+                    }
+                }
+                if (faultStaged) {
+                    return true;
+                }
                 header(Frame.FAULT, 0, lostRank, 0, 0, 0);
-                writtenBefore(deadline);
+                faultStaged = true;
             }
-        } catch (IOException ignored) {
-            // the peer is gone too: it needs no explanation
+        } catch (IOException gone) {
+            return true; // the peer is gone too: it needs no explanation
         } catch (RuntimeException unwritable) {
             // the payload in progress comes from memory freed under it: the frame cannot follow
             // it, and the caller fails this connection next
+            return true;
         }
-    }
-
-    /** Writes what is staged and the payload in progress, spinning until {@code deadline}; whether all went out. */
-    private boolean writtenBefore(long deadline) throws IOException {
-        while (stageFlushed < stageFill || writeRemaining > 0) {
-            if (System.nanoTime() - deadline >= 0) {
-                return false;
-            }
-            if (writeSome() == 0) {
-                Thread.onSpinWait();
-            }
-        }
-        return true;
     }
 
     private TransportException violation(String what) {
@@ -907,6 +952,8 @@ final class TcpConnection implements Connection {
             // failing anyway
         }
         out.clear();
+        queuedReadResponses = 0;
+        heldForImmediates = false;
         ctsCount = 0;
         pendingSends.clear();
         postedReceives.clear();

@@ -58,6 +58,8 @@ import java.util.function.Consumer;
 public final class TcpTransport implements Transport {
     private static final System.Logger LOG = System.getLogger(TcpTransport.class.getName());
     static final String ENDPOINT_KEY = "rdma4j/tcp/endpoint/";
+    /** How long telling the peers who was lost may take in all ({@link #tellWhoWasLost}). */
+    private static final long FAULT_WRITE_NANOS = 100_000_000;
 
     private final TransportConfig config;
     private final Store store;
@@ -90,7 +92,21 @@ public final class TcpTransport implements Transport {
         this.requests = new RequestTable(config.maxOutstandingRequests());
         this.connections = new TcpConnection[size];
         this.connecting = new SocketChannel[size];
-        this.completion = new RequestCompletion(requests, this::progress, this, rank, config::newIdleStrategy);
+        this.completion = new RequestCompletion(requests, new RequestCompletion.Progress() {
+            @Override
+            public int progress() {
+                return TcpTransport.this.progress();
+            }
+
+            @Override
+            public String waitingFor(int slot) {
+                TcpConnection c = connections[requests.peer[slot]];
+                return c != null && c.unpolledImmediates() >= TcpConnection.MAX_UNPOLLED_IMMEDIATES
+                        ? " (the stream from peer " + c.peer + " waits: " + c.unpolledImmediates()
+                                + " immediates of its writes were not taken with pollImmediate)"
+                        : "";
+            }
+        }, this, rank, config::newIdleStrategy);
         config.logOnce();
         InetAddress address = HostAddress.listenAddress(config);
         byte[] secret = new byte[16];
@@ -179,7 +195,7 @@ public final class TcpTransport implements Transport {
                 TcpConnection c = connections[requests.peer[s]];
                 if (requests.kind[s] == RequestTable.READ && requests.state[s] == RequestTable.ACTIVE && c != null
                         && c.failure == null) {
-                    c.abandonRead(requests.id(s)); // its response has not started coming in
+                    c.abandonRead(requests.id(s), requests.length[s]); // its response has not started coming in
                 }
                 TransportException unpaired = requests.twoSided(s) ? requests.closedUnderPending(s) : null;
                 requests.fail(s, new TransportException(requests.peer[s], requests.describe(s)
@@ -501,6 +517,13 @@ public final class TcpTransport implements Transport {
         state.checkOpen();
         progress();
         long v = c.pollImmediateValue();
+        if (c.resumesAfterPoll() && c.failure == null) {
+            try {
+                c.onReadable(); // the frames held in its input: the selector reports only new bytes
+            } catch (IOException | RuntimeException e) {
+                lost(c, e);
+            }
+        }
         if (v == NO_IMMEDIATE_VALUE && c.failure != null) {
             throw new TransportException(c.peer, "connection to peer " + c.peer + " failed: " + c.failure.getMessage(), c.failure);
         }
@@ -581,7 +604,9 @@ public final class TcpTransport implements Transport {
             failFromHere(c, local);
             return;
         }
-        int culprit = c.peerLost >= 0 && c.peerLost != rank ? c.peerLost : c.peer;
+        // a peer that broke the protocol is to blame itself, whatever it said before
+        int culprit = c.peerLost >= 0 && c.peerLost != rank && !(cause instanceof TcpConnection.ProtocolViolation)
+                ? c.peerLost : c.peer;
         if (firstLost < 0) {
             firstLost = culprit;
         }
@@ -627,21 +652,38 @@ public final class TcpTransport implements Transport {
      * buffers of a collective that a lost rank broke are closed before the transport is).
      */
     private void failFromHere(TcpConnection c, TransportException cause) {
-        if (firstLost >= 0 && c.peer != firstLost) {
-            c.sendFault(firstLost);
-        }
+        tellWhoWasLost(c);
         fail(c, cause);
     }
 
     /** Before this side closes its connections after losing a rank: names that rank to the others (FAULT). */
     private void tellPeersWhoWasLost() {
+        tellWhoWasLost(null);
+    }
+
+    /**
+     * Writes FAULT naming the first rank lost to {@code only}, or to every peer but that rank
+     * ({@code null}), taking turns among them until all are written or {@link #FAULT_WRITE_NANOS}
+     * passed: best effort, under the lock, so peers whose sockets stay full (ranks that hang, the
+     * usual reason to abort) cost that time once, not once each, and do not keep the FAULT from
+     * the peers behind them.
+     */
+    private void tellWhoWasLost(TcpConnection only) {
         if (firstLost < 0) {
             return;
         }
-        for (TcpConnection c : connections) {
-            if (c != null && c.peer != firstLost) {
-                c.sendFault(firstLost);
+        long deadline = System.nanoTime() + FAULT_WRITE_NANOS;
+        while (true) {
+            boolean unwritten = false;
+            for (TcpConnection c : connections) {
+                if (c != null && c.peer != firstLost && (only == null || c == only) && !c.faultWritten(firstLost)) {
+                    unwritten = true;
+                }
             }
+            if (!unwritten || System.nanoTime() - deadline >= 0) {
+                return;
+            }
+            Thread.onSpinWait();
         }
     }
 

@@ -1,6 +1,7 @@
 package io.rdma4j.transport.tcp;
 
 import io.rdma4j.transport.RegisteredBuffer;
+import io.rdma4j.transport.RemoteBuffer;
 import io.rdma4j.transport.TransportException;
 import io.rdma4j.transport.TransportTimeoutException;
 import org.junit.jupiter.api.AfterEach;
@@ -13,6 +14,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -147,5 +149,159 @@ class TcpHostileFrameTest {
         assertTrue(failure.getMessage().contains("clear-to-sends that no send has used"), failure.getMessage());
         flood.join(TimeUnit.NANOSECONDS.toMillis(WAIT));
         assertFalse(flood.isAlive(), "the flood ends once the victim cut the connection");
+    }
+
+    @Test
+    void aPeerThatAsksForReadsWithoutReadingTheResponsesIsCutOff() throws Exception {
+        TcpEndpoint e = p.endpoint();
+        p.connectAsRankZero(e.secretHigh(), e.secretLow());
+        var c = victim.connection(0);
+        RegisteredBuffer other = victim.allocate(64);
+        long pending = c.irecv(other, 0, 64, 1);
+        long key = region.remote().key();
+        // The responses fill the socket, which this peer never reads; the requests come from a
+        // thread of its own, read only while the victim progresses in its await below.
+        Thread flood = Thread.ofPlatform().name("read-flood").start(() -> {
+            ByteBuffer many = ByteBuffer.allocate(Frame.HEADER * 4096).order(ByteOrder.LITTLE_ENDIAN);
+            for (int sent = 0; sent <= TcpConnection.MAX_QUEUED_READ_RESPONSES + (1 << 16); sent += 4096) {
+                many.clear();
+                for (int k = 0; k < 4096; k++) {
+                    many.putInt(Frame.READ_REQ).putInt(0).putLong(key).putLong(0).putLong(4096).putLong(sent + k);
+                }
+                many.flip();
+                try {
+                    while (many.hasRemaining()) {
+                        p.attacker.write(many);
+                    }
+                } catch (java.io.IOException closed) {
+                    return; // cut off already
+                }
+            }
+        });
+        TransportException failure = assertThrows(TransportException.class, () -> victim.await(pending, TimeUnit.SECONDS.toNanos(20)));
+        assertEquals(0, failure.peer());
+        assertTrue(failure.getMessage().contains("read requests without reading the responses"), failure.getMessage());
+        flood.join(TimeUnit.NANOSECONDS.toMillis(WAIT));
+        assertFalse(flood.isAlive(), "the flood ends once the victim cut the connection");
+    }
+
+    @Test
+    void aPeerThatBreaksTheProtocolAfterNamingAnotherRankLostIsBlamedItself() throws Exception {
+        try (HostilePeer three = new HostilePeer(3)) {
+            SocketChannel zero = three.connectAs(0);
+            var c = three.victim.connection(0);
+            long pending = c.irecv(three.victim.allocate(64), 0, 64, 1);
+            HostilePeer.send(zero, Frame.FAULT, 0, 1, 0, 0, 0, 0);
+            HostilePeer.send(zero, 99, 0, 0, 0, 0, 0, 0);
+            TransportException failure = assertThrows(TransportException.class, () -> three.victim.await(pending, WAIT));
+            assertEquals(0, failure.peer(), failure.getMessage());
+            assertTrue(failure.getMessage().contains("after its fault frame"), failure.getMessage());
+        }
+    }
+
+    @Test
+    void aResponseToAnAbandonedReadIsHeldToTheReadsLength() throws Exception {
+        TcpEndpoint e = p.endpoint();
+        p.connectAsRankZero(e.secretHigh(), e.secretLow());
+        var c = victim.connection(0);
+        RegisteredBuffer target = victim.allocate(64);
+        c.read(target, 0, new RemoteBuffer(0, 0, 1 << 20, 1, ""), 0, 64);
+        c.flush();
+        ByteBuffer request = ByteBuffer.allocate(Frame.HEADER).order(ByteOrder.LITTLE_ENDIAN);
+        p.attacker.socket().setSoTimeout(5000);
+        while (request.hasRemaining()) {
+            p.attacker.read(request);
+        }
+        assertEquals(Frame.READ_REQ, request.getInt(Frame.OFF_TYPE));
+        long readId = request.getLong(Frame.OFF_D);
+        target.close(); // the read is abandoned: its response is to be dropped when it comes
+        RegisteredBuffer other = victim.allocate(64);
+        long pending = c.irecv(other, 0, 64, 1);
+        // a response far longer than the read: the stream would swallow it for ever
+        p.send(Frame.READ_RESP, 0, readId, 1L << 40, 0, 0, 0);
+        TransportException failure = assertThrows(TransportException.class, () -> victim.await(pending, WAIT));
+        assertEquals(0, failure.peer());
+        assertFalse(failure instanceof TransportTimeoutException, "rejected at once, not timed out: " + failure);
+        assertTrue(failure.getMessage().contains("a read response for no read posted to it"), failure.getMessage());
+    }
+
+    @Test
+    void immediatesNotPolledHoldThePeersStreamBackAndAllComeInOrderOncePolled() throws Exception {
+        TcpEndpoint e = p.endpoint();
+        p.connectAsRankZero(e.secretHigh(), e.secretLow());
+        TcpConnection c = (TcpConnection) victim.connection(0);
+        RegisteredBuffer other = victim.allocate(64);
+        long pending = c.irecv(other, 0, 64, 1);
+        int writes = 2 * TcpConnection.MAX_UNPOLLED_IMMEDIATES;
+        ByteBuffer many = ByteBuffer.allocate(Frame.HEADER * (writes + 1)).order(ByteOrder.LITTLE_ENDIAN);
+        for (int k = 0; k < writes; k++) {
+            many.putInt(Frame.WRITE).putInt(0).putLong(region.remote().key()).putLong(0).putLong(0).putLong(k);
+        }
+        many.putInt(Frame.EAGER).putInt(1).putLong(0).putLong(0).putLong(0).putLong(0); // the receive's message, behind them
+        many.flip();
+        while (many.hasRemaining()) {
+            p.attacker.write(many);
+        }
+        int most = 0;
+        long heldSince = 0;
+        long deadline = System.nanoTime() + WAIT;
+        while (System.nanoTime() < deadline && (heldSince == 0 || System.nanoTime() - heldSince < 200_000_000L)) {
+            assertEquals(-1, victim.test(pending), "the message behind the unpolled immediates waits for them");
+            most = Math.max(most, c.unpolledImmediates());
+            if (heldSince == 0 && most == TcpConnection.MAX_UNPOLLED_IMMEDIATES) {
+                heldSince = System.nanoTime();
+            }
+        }
+        assertEquals(TcpConnection.MAX_UNPOLLED_IMMEDIATES, most, "immediates held at once");
+        TransportTimeoutException held = assertThrows(TransportTimeoutException.class,
+                () -> victim.await(pending, TimeUnit.MILLISECONDS.toNanos(200)));
+        assertTrue(held.getMessage().contains("not taken with pollImmediate"), held.getMessage());
+        for (int k = 0; k < writes; k++) {
+            long imm;
+            long until = System.nanoTime() + WAIT;
+            while ((imm = c.pollImmediate()) == -1 && System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+            assertEquals(k, imm, "immediate " + k);
+        }
+        assertEquals(0, victim.await(pending, WAIT), "the message behind them arrives once they were taken");
+    }
+
+    @Test
+    void peersWhoseSocketsStayFullCostTheFaultWritesTimeOnceAndDoNotKeepItFromTheOthers() throws Exception {
+        int stuck = 4; // ranks 1..4 never read; rank 5 reads; rank 0 is lost; the victim is rank 6
+        try (HostilePeer seven = new HostilePeer(stuck + 3)) {
+            TcpTransport v = seven.victim;
+            SocketChannel lost = seven.connectAs(0);
+            RegisteredBuffer source = v.allocate(1 << 20);
+            for (int r = 1; r <= stuck; r++) {
+                seven.connectAs(r, 4096); // a receive buffer that does not grow
+                TcpConnection c = (TcpConnection) v.connection(r);
+                RemoteBuffer anywhere = new RemoteBuffer(r, 0, 1 << 20, 1, "");
+                // more than the kernel buffers of both ends hold (tcp_wmem: 4 MiB at most by
+                // default), so that the socket stays full however far the sending one grows
+                for (int k = 0; k < 16; k++) {
+                    c.write(source, 0, anywhere, 0, 1 << 20, -1);
+                    c.flush();
+                }
+                assertTrue(c.hasOutput(), "rank " + r + "'s socket is full");
+            }
+            SocketChannel reader = seven.connectAs(stuck + 1);
+            long pending = v.connection(0).irecv(v.allocate(64), 0, 64, 1);
+            lost.close();
+            assertEquals(0, assertThrows(TransportException.class, () -> v.await(pending, WAIT)).peer());
+            long start = System.nanoTime();
+            v.close();
+            long closeMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            // one deadline of 100 ms for all four, where each had its own (400 ms at least)
+            assertTrue(closeMillis < 300, "close took " + closeMillis + " ms");
+            ByteBuffer frame = ByteBuffer.allocate(Frame.HEADER).order(ByteOrder.LITTLE_ENDIAN);
+            reader.socket().setSoTimeout(5000);
+            while (frame.hasRemaining()) {
+                assertTrue(reader.read(frame) >= 0, "the reading peer got a whole frame before the end");
+            }
+            assertEquals(Frame.FAULT, frame.getInt(Frame.OFF_TYPE));
+            assertEquals(0, frame.getLong(Frame.OFF_A), "the reading peer was told rank 0 was lost");
+        }
     }
 }
