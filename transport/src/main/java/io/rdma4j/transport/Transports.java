@@ -82,28 +82,23 @@ public final class Transports {
     }
 
     /**
-     * Which machine (and kernel instance) this process runs on: the host name plus the kernel's
-     * boot id, so two machines with the same host name are still told apart. Ranks with the same
-     * identity are assumed to share the shared-memory directory.
+     * Which machine this process runs on, as far as shared memory goes: the host name (for people
+     * reading it) plus what the shared-memory provider requires its peers to share, the kernel's
+     * boot id and the pid namespace. Containers on one host that share its host name (Kubernetes
+     * pods with hostNetwork, {@code docker --uts=host}) but not its pid namespace get TCP, not a
+     * shared-memory provider that would refuse every connection between them.
      */
     static String hostIdentity() {
-        String name = read("/proc/sys/kernel/hostname");
-        if (name == null) {
+        String name;
+        try {
+            name = Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
+        } catch (IOException | RuntimeException e) {
             try {
                 name = InetAddress.getLocalHost().getHostName();
-            } catch (IOException e) {
+            } catch (IOException unknown) {
                 name = "unknown-host";
             }
         }
-        String boot = read("/proc/sys/kernel/random/boot_id");
-        return boot == null ? name : name + "/" + boot;
-    }
-
-    private static String read(String file) {
-        try {
-            return Files.readString(Path.of(file)).trim();
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
+        return name + "/" + ShmTransport.sharedMemoryIdentity();
     }
 }

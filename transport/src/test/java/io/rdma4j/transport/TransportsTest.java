@@ -35,6 +35,18 @@ class TransportsTest {
                 .endsWith(Transports.hostIdentity()), "every rank publishes its own host");
     }
 
+    @Test
+    void automaticChoiceIsTcpForARankOnThisHostInAnotherPidNamespace() {
+        Store store = new FileStore(dir);
+        // a container sharing this host's name and kernel but not its pid namespace (Kubernetes
+        // hostNetwork pods): the shared-memory provider would refuse the connection
+        String mine = Transports.hostIdentity();
+        assertTrue(mine.matches(".*/pidns-\\d+$"), mine);
+        store.set("rdma4j/transport/capability/1", ("noverbs " + mine.replaceAll("pidns-\\d+$", "pidns-0"))
+                .getBytes(StandardCharsets.UTF_8));
+        assertEquals(TransportConfig.Provider.TCP, Transports.choose(TransportConfig.defaults(), store, 0, 2));
+    }
+
     /** A rank that never publishes what it can use: the wait ends at the timeout and names it. */
     @Test
     void theAutomaticChoiceNamesTheRankThatNeverSaidWhatItCanUse() {

@@ -429,6 +429,7 @@ final class ShmConnection implements Connection {
 
     @Override
     public long pollImmediate() {
+        transport.checkNotClosed(); // values that arrived before a failure or abort are still taken
         transport.progressAll();
         long e = immIn.peek();
         if (e >= 0) {

@@ -67,8 +67,9 @@ public final class ShmTransport implements Transport {
     static final int REGION_CAPACITY = 4096;
     /**
      * Each rank's {@link SharedWindow}: two slots of {@link #windowSlotBytes} plus a page for the
-     * slots' headers. Sparse until first written: the collectives touch a slot's pages only up to
-     * the size of the vectors they reduce through it.
+     * slots' headers. Backed with memory when the transport is made, as the rings are: a page
+     * that a full tmpfs cannot back is a SIGBUS at its first write, so a short /dev/shm fails
+     * the constructor with a message instead of a collective with a crash.
      */
     static long windowBytes(int ranks) {
         return 2 * windowSlotBytes(ranks) + ShmLayout.PAGE;
@@ -105,6 +106,14 @@ public final class ShmTransport implements Transport {
     private volatile boolean closed; // volatile: a racing close() is reported as "closed", not as a fault
     private volatile Throwable abortCause;
     private boolean abortApplied;
+
+    /**
+     * What ranks must have in common to share memory through this provider: the kernel's boot
+     * id and the pid namespace (it watches each peer's process by its pid).
+     */
+    public static String sharedMemoryIdentity() {
+        return PeerInfo.localHost();
+    }
 
     public ShmTransport(TransportConfig config, Store store, int rank, int size) {
         if (config == null || store == null) {
@@ -152,6 +161,9 @@ public final class ShmTransport implements Transport {
             MappedFile.backWithMemory(control.segment().asSlice(0, layout.areasOffset), dir, rank,
                     () -> "the header, window and region table of its control file");
             for (int p = 0; p < size; p++) {
+                if (p == rank) {
+                    continue; // no connection to itself: its own area stays unused
+                }
                 MappedFile.backWithMemory(control.segment().asSlice(layout.area(p), layout.bounceOffset), dir, rank,
                         () -> "the rings of its control file");
             }
@@ -327,6 +339,16 @@ public final class ShmTransport implements Transport {
             // the peer the abort blamed, as the TCP provider names it
             throw new TransportException(cause instanceof TransportException te ? te.peer() : -1,
                     "shm transport of rank " + rank + " was aborted: " + cause, cause);
+        }
+    }
+
+    /**
+     * Refuses a closed transport, whose files are unmapped, as the other providers refuse use
+     * after close; an aborted one is still readable.
+     */
+    void checkNotClosed() {
+        if (closed) {
+            throw new IllegalStateException("shm transport of rank " + rank + " is closed");
         }
     }
 

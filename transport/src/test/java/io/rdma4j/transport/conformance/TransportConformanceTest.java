@@ -749,11 +749,16 @@ public abstract class TransportConformanceTest {
     }
 
     @Test
-    void closeIsIdempotentAndFailsLaterUse() {
+    void closeIsIdempotentAndFailsLaterUse() throws Exception {
+        group.connectAll(Duration.ofSeconds(30L * STARTUP_SCALE));
         Transport t = group.transport(0);
+        Connection c = t.connection(1);
         RegisteredBuffer b = t.allocate(8);
         t.close();
         t.close();
+        IllegalStateException closed = assertThrows(IllegalStateException.class, c::pollImmediate);
+        assertTrue(closed.getMessage().contains("transport of rank 0 is closed"), closed.getMessage());
+        assertThrows(RuntimeException.class, () -> c.irecv(b, 0, 8, 1));
         b.close();
         assertThrows(RuntimeException.class, () -> t.allocate(8));
     }
