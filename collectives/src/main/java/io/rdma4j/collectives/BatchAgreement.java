@@ -10,7 +10,7 @@ import java.lang.foreign.ValueLayout;
  * their next batch has (0: no batch left), so that all of them step, or all of them stop, or all
  * of them fail with the same message. A rank whose data ran out must not leave the others
  * waiting in the gradient allreduce, and batches of different sizes would weigh the ranks'
- * gradients unequally. One allgather of one number per rank and step.
+ * gradients unequally. One allgather of two numbers per rank and step.
  */
 public final class BatchAgreement implements AutoCloseable {
     private final Communicator comm;
@@ -19,8 +19,13 @@ public final class BatchAgreement implements AutoCloseable {
 
     public BatchAgreement(Communicator comm) {
         this.comm = comm;
-        this.mine = comm.allocate(Long.BYTES);
-        this.all = comm.allocate((long) Long.BYTES * comm.size());
+        this.mine = comm.allocate(2L * Long.BYTES);
+        try {
+            this.all = comm.allocate(2L * Long.BYTES * comm.size());
+        } catch (RuntimeException e) {
+            mine.close();
+            throw e;
+        }
     }
 
     /**
@@ -28,34 +33,59 @@ public final class BatchAgreement implements AutoCloseable {
      * has one; throws {@link UnevenDataException} on every rank otherwise.
      */
     public boolean allHave(long examples, long step) {
-        mine.segment().set(ValueLayout.JAVA_LONG, 0, examples);
-        comm.allGather(mine.segment(), all.segment(), 1, DataType.I64);
+        return allHave(examples, 1, step);
+    }
+
+    /**
+     * The same for a batch the trainer steps through in {@code passes} gradient allreduces (one
+     * per segment of a time series under truncated backpropagation through time): the ranks must
+     * also agree on that number, or they would call different numbers of allreduces.
+     */
+    public boolean allHave(long examples, long passes, long step) {
+        mine.segment().setAtIndex(ValueLayout.JAVA_LONG, 0, examples);
+        mine.segment().setAtIndex(ValueLayout.JAVA_LONG, 1, passes);
+        comm.allGather(mine.segment(), all.segment(), 2, DataType.I64);
         MemorySegment counts = all.segment();
-        boolean same = true;
+        boolean sameExamples = true;
+        boolean samePasses = true;
         for (int r = 0; r < comm.size(); r++) {
-            same &= counts.getAtIndex(ValueLayout.JAVA_LONG, r) == examples;
+            sameExamples &= counts.getAtIndex(ValueLayout.JAVA_LONG, 2L * r) == examples;
+            samePasses &= counts.getAtIndex(ValueLayout.JAVA_LONG, 2L * r + 1) == passes;
         }
-        if (same) {
+        if (sameExamples && (samePasses || examples == 0)) {
             return examples > 0;
         }
-        throw new UnevenDataException(describe(counts, step));
+        throw new UnevenDataException(sameExamples ? describePasses(counts, step) : describe(counts, step));
     }
 
     private String describe(MemorySegment counts, long step) {
         StringBuilder without = new StringBuilder();
-        StringBuilder sizes = new StringBuilder();
         for (int r = 0; r < comm.size(); r++) {
-            long n = counts.getAtIndex(ValueLayout.JAVA_LONG, r);
-            if (n == 0) {
+            if (counts.getAtIndex(ValueLayout.JAVA_LONG, 2L * r) == 0) {
                 without.append(without.isEmpty() ? "" : ", ").append(r);
             }
-            sizes.append(r == 0 ? "" : ", ").append("rank ").append(r).append(": ").append(n);
         }
         String what = without.isEmpty()
                 ? "the ranks' batches differ in size"
                 : "rank(s) " + without + " ran out of batches while others still have some";
-        return "data-parallel step " + step + ": " + what + " (examples in the next batch: " + sizes
+        return "data-parallel step " + step + ": " + what + " (examples in the next batch: " + perRank(counts, 0)
                 + "); every rank must get the same number of batches of the same size (shard the data evenly)";
+    }
+
+    private String describePasses(MemorySegment counts, long step) {
+        return "data-parallel step " + step + ": the ranks' batches take different numbers of gradient passes"
+                + " (truncated-BPTT segments of their time series: " + perRank(counts, 1)
+                + "); every rank's batch must cut into as many segments (pad the sequences to the same length)";
+    }
+
+    /** "rank 0: n, rank 1: m, ..." of the {@code field}-th number each rank sent. */
+    private String perRank(MemorySegment counts, int field) {
+        StringBuilder s = new StringBuilder();
+        for (int r = 0; r < comm.size(); r++) {
+            s.append(r == 0 ? "" : ", ").append("rank ").append(r).append(": ")
+                    .append(counts.getAtIndex(ValueLayout.JAVA_LONG, 2L * r + field));
+        }
+        return s.toString();
     }
 
     @Override

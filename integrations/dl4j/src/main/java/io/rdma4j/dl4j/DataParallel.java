@@ -6,6 +6,8 @@ import io.rdma4j.collectives.DataType;
 import io.rdma4j.collectives.UnevenDataException;
 import io.rdma4j.transport.RegisteredBuffer;
 import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.api.OptimizationAlgorithm;
+import org.deeplearning4j.nn.conf.BackpropType;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.optimize.api.BaseTrainingListener;
@@ -84,6 +86,14 @@ public final class DataParallel implements AutoCloseable {
         this.model = Objects.requireNonNull(model, "network");
         if (model.params() == null) {
             throw new IllegalArgumentException("call init() on the network before attaching data-parallel training");
+        }
+        OptimizationAlgorithm algorithm = model.conf().getOptimizationAlgo();
+        if (algorithm != OptimizationAlgorithm.STOCHASTIC_GRADIENT_DESCENT) {
+            // a line search steps by each rank's own score: the averaged gradient alone would not
+            // keep the ranks' parameters identical
+            throw new IllegalArgumentException("optimizationAlgo " + algorithm + " is not data-parallel: its line search"
+                    + " steps by each rank's own score, so the ranks' parameters drift apart; use"
+                    + " STOCHASTIC_GRADIENT_DESCENT (DL4J's default, under every updater such as Adam)");
         }
         if (model.getGradientsViewArray() == null) { // DL4J creates it lazily, at the first fit otherwise
             switch (model) {
@@ -189,7 +199,8 @@ public final class DataParallel implements AutoCloseable {
     /** {@code epochs} epochs over this rank's shard (reset between epochs, as the network's own fit does). */
     public void fit(DataSetIterator shard, int epochs) {
         Objects.requireNonNull(shard, "shard");
-        fitEpochs(shard, shard::resetSupported, shard::reset, epochs, DataSet::numExamples, batch -> {
+        fitEpochs(shard, shard::resetSupported, shard::reset, epochs, DataSet::numExamples,
+                batch -> passes(batch.getFeatures()), batch -> {
             switch (model) {
                 case MultiLayerNetwork n -> n.fit(batch);
                 case ComputationGraph g -> g.fit(batch);
@@ -205,12 +216,13 @@ public final class DataParallel implements AutoCloseable {
             throw new IllegalArgumentException("a MultiDataSetIterator needs a ComputationGraph; this is a "
                     + model.getClass().getSimpleName());
         }
-        fitEpochs(shard, shard::resetSupported, shard::reset, epochs, batch -> batch.getFeatures(0).size(0), graph::fit);
+        fitEpochs(shard, shard::resetSupported, shard::reset, epochs, batch -> batch.getFeatures(0).size(0),
+                batch -> passes(batch.getFeatures()), graph::fit);
     }
 
     /** The epochs of both iterator kinds: before each step the ranks agree on the batch size; no batch anywhere ends the epoch. */
     private <B> void fitEpochs(Iterator<B> shard, BooleanSupplier resetSupported, Runnable reset, int epochs,
-                               ToLongFunction<B> examples, Consumer<B> step) {
+                               ToLongFunction<B> examples, ToLongFunction<B> passes, Consumer<B> step) {
         checkEpochs(epochs);
         if (epochs > 1 && !resetSupported.getAsBoolean()) { // as the network's own fit refuses it
             throw new IllegalArgumentException(epochs + " epochs need an iterator that can reset; this one cannot"
@@ -227,7 +239,7 @@ public final class DataParallel implements AutoCloseable {
             }
             while (true) {
                 B batch = shard.hasNext() ? shard.next() : null;
-                if (!agree(batch == null ? 0 : examples.applyAsLong(batch))) {
+                if (!agree(batch == null ? 0 : examples.applyAsLong(batch), batch == null ? 0 : passes.applyAsLong(batch))) {
                     break;
                 }
                 step.accept(batch);
@@ -240,11 +252,41 @@ public final class DataParallel implements AutoCloseable {
         }
     }
 
-    private boolean agree(long examples) {
+    private boolean agree(long examples, long passes) {
         long start = System.nanoTime();
-        boolean step = agreement.allHave(examples, steps);
+        boolean step = agreement.allHave(examples, passes, steps);
         communicationNanos += System.nanoTime() - start;
         return step;
+    }
+
+    /**
+     * The gradient allreduces the network makes over a batch with these features: one, or under
+     * truncated backpropagation through time one per segment of {@code tbpttFwdLength} steps of
+     * the first time series (none without one: the network then skips the batch).
+     */
+    private long passes(INDArray... features) {
+        BackpropType backprop;
+        int segment;
+        switch (model) {
+            case MultiLayerNetwork n -> {
+                backprop = n.getLayerWiseConfigurations().getBackpropType();
+                segment = n.getLayerWiseConfigurations().getTbpttFwdLength();
+            }
+            case ComputationGraph g -> {
+                backprop = g.getConfiguration().getBackpropType();
+                segment = g.getConfiguration().getTbpttFwdLength();
+            }
+            default -> throw new AssertionError(model);
+        }
+        if (backprop != BackpropType.TruncatedBPTT) {
+            return 1;
+        }
+        for (INDArray f : features) {
+            if (f != null && f.rank() == 3) {
+                return (f.size(2) + segment - 1) / segment;
+            }
+        }
+        return 0;
     }
 
     /**
