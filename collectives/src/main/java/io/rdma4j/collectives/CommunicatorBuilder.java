@@ -4,7 +4,11 @@ import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.bootstrap.Store;
 
-/** Builds a world communicator from explicit parts ({@link Communicator#builder()}). */
+/**
+ * Builds a world communicator from explicit parts ({@link Communicator#builder()}). The settings
+ * not given are read from the process's RDMA4J_* environment, as {@link Communicator#fromEnvironment}
+ * reads them: {@link #transportConfig} and {@link #options} (docs/configuration.md).
+ */
 public final class CommunicatorBuilder {
     int rank = -1;
     int size = -1;
@@ -67,12 +71,16 @@ public final class CommunicatorBuilder {
         return this;
     }
 
-    /** Transport settings when the communicator creates its transport(s). */
+    /**
+     * Transport settings when the communicator creates its transport(s); without it, {@link
+     * TransportConfig#fromEnvironment()}.
+     */
     public CommunicatorBuilder transportConfig(TransportConfig config) {
         this.transportConfig = config;
         return this;
     }
 
+    /** Timeouts, chunking and the rest of the collectives' settings; without it, {@link CollectiveOptions#fromEnvironment} of the process environment. */
     public CommunicatorBuilder options(CollectiveOptions options) {
         this.options = options;
         return this;

@@ -55,6 +55,11 @@ public final class DataParallelTrainer {
                             + " (--steps --global-batch --features --hidden --classes --lr --seed --out)");
                 };
             }
+            if (c.steps < 1 || c.globalBatch < 1 || c.features < 1 || c.hidden < 1 || c.classes < 2
+                    || !(c.learningRate > 0) || !Float.isFinite(c.learningRate)) {
+                throw new IllegalArgumentException("bad options " + c + ": steps, global batch, features and hidden"
+                        + " at least 1, classes at least 2, a positive finite learning rate");
+            }
             return c;
         }
     }

@@ -5,6 +5,7 @@ import io.rdma4j.collectives.DataType;
 import io.rdma4j.transport.RegisteredBuffer;
 
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 /**
  * What the framework examples (DL4J, DJL) share: their options, each rank's shard of the
@@ -23,6 +24,14 @@ public final class FrameworkExample {
 
     public record Options(int steps, int warmupSteps, int globalBatch, int features, int hidden, int classes) {
         public static Options parse(String[] args, int ranks) {
+            for (int i = 0; i < args.length; i += 2) {
+                if (!NAMES.contains(args[i])) {
+                    throw new IllegalArgumentException("unknown option " + args[i] + " (" + String.join(" ", NAMES) + ")");
+                }
+                if (i + 1 == args.length) {
+                    throw new IllegalArgumentException(args[i] + " needs a value");
+                }
+            }
             Options o = new Options(option(args, "--steps", 200), option(args, "--warmup-steps", 20),
                     option(args, "--global-batch", 256), option(args, "--features", 64), option(args, "--hidden", 256),
                     option(args, "--classes", 10));
@@ -40,13 +49,22 @@ public final class FrameworkExample {
             return globalBatch / ranks;
         }
 
+        private static final List<String> NAMES = List.of("--steps", "--warmup-steps", "--global-batch", "--features",
+                "--hidden", "--classes");
+
+        /** The value of {@code name} (the last one given), or {@code fallback}; {@code args} are name-value pairs. */
         private static int option(String[] args, String name, int fallback) {
-            for (int i = 0; i + 1 < args.length; i++) {
+            int value = fallback;
+            for (int i = 0; i + 1 < args.length; i += 2) {
                 if (args[i].equals(name)) {
-                    return Integer.parseInt(args[i + 1]);
+                    try {
+                        value = Integer.parseInt(args[i + 1]);
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException(name + " needs an integer, got '" + args[i + 1] + "'");
+                    }
                 }
             }
-            return fallback;
+            return value;
         }
     }
 

@@ -49,6 +49,7 @@ public final class BarrierStore implements Store {
     /** Collective: every task of the group calls it. */
     public static BarrierStore create(BarrierGroup group, Duration timeout) {
         TcpStore own = null;
+        RuntimeException ownFailure = null;
         String announce = "";
         if (group.rank() == 0) {
             String host = group.host();
@@ -59,6 +60,7 @@ public final class BarrierStore implements Store {
             } catch (RuntimeException e) {
                 // the others must hear why instead of waiting for an address
                 announce = FAILED + e;
+                ownFailure = e;
             }
         }
         String[] all;
@@ -72,8 +74,9 @@ public final class BarrierStore implements Store {
         }
         String first = all[0];
         if (first.startsWith(FAILED)) {
+            // task 0 keeps the failure itself as the cause: its stack trace is where it happened
             throw new IllegalStateException("task 0 of the barrier stage could not start the rdma4j store: "
-                    + first.substring(FAILED.length()));
+                    + first.substring(FAILED.length()), ownFailure);
         }
         if (own != null) {
             return new BarrierStore(group, own);

@@ -113,13 +113,15 @@ class BarrierStoreTest {
             try (BarrierStore s = BarrierStore.create(g, Duration.ofSeconds(2))) {
                 return "unexpectedly connected: " + s;
             } catch (IllegalStateException e) {
-                return e.getMessage();
+                // task 0 keeps its own failure as the cause; the others only heard of it
+                return e.getMessage() + " | cause " + (e.getCause() != null);
             }
         });
-        for (Future<String> f : results) {
-            String msg = f.get(30, TimeUnit.SECONDS);
+        for (int task = 0; task < 3; task++) {
+            String msg = results.get(task).get(30, TimeUnit.SECONDS);
             assertTrue(msg.startsWith("task 0 of the barrier stage could not start the rdma4j store"), msg);
             assertTrue(msg.contains("no-such-host.invalid"), msg);
+            assertTrue(msg.endsWith(" | cause " + (task == 0)), "task " + task + ": " + msg);
         }
     }
 

@@ -46,18 +46,25 @@ import java.util.Objects;
  * copied from the tensors into rdma4j's registered buckets and back, so the verbs provider never
  * registers memory that PyTorch owns. CPU tensors of FLOAT32 or FLOAT64 only.
  *
- * <p>Parameters without gradients (e.g. {@code BatchNorm}'s running mean and variance, which each
- * rank's forward passes update from its own batches) are rank 0's on every rank: broadcast with
- * the others at {@link #initialize} and again after every step, as PyTorch's
- * DistributedDataParallel does with its buffers. So the ranks' models stay the same model for
- * evaluation and for whichever rank saves it.
+ * <p>Parameters without gradients are rank 0's on every rank: broadcast with the others at
+ * {@link #initialize}. Those that training changes on each rank apart ({@code BatchNorm}'s
+ * running mean and variance, which each rank's forward passes update from its own batches, and
+ * any of type {@code OTHER}) are broadcast again after every step, as PyTorch's
+ * DistributedDataParallel does with its buffers; frozen weights, biases, gammas and betas are
+ * not (they do not change, and a frozen backbone would cost more than the gradients). So the
+ * ranks' models stay the same model for evaluation and for whichever rank saves it.
  */
 public final class DataParallel implements TrainingListener, AutoCloseable {
     private final Communicator comm;
     private final BatchAgreement agreement;
     private Trainer trainer;
     private List<Parameter> parameters;
-    /** The parameters without gradients, in name order, and the registered memory they are broadcast through. */
+    /** The parameters without gradients, in name order. */
+    private List<Parameter> withoutGradients = List.of();
+    /**
+     * Those of them broadcast after every step ({@link #changesWithoutGradient}), and the
+     * registered memory they go through.
+     */
     private List<Parameter> buffers = List.of();
     private RegisteredBuffer bufferStaging;
     private DataType type;
@@ -108,10 +115,17 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
         try (RegisteredBuffer staging = comm.allocate(bytesOf(all))) {
             broadcastFromRankZero(all, staging);
         }
-        if (!withoutGradients.isEmpty()) {
-            this.bufferStaging = comm.allocate(bytesOf(withoutGradients));
-            this.buffers = withoutGradients;
+        List<Parameter> state = new ArrayList<>();
+        for (Parameter p : withoutGradients) {
+            if (changesWithoutGradient(p)) {
+                state.add(p);
+            }
         }
+        if (!state.isEmpty()) {
+            this.bufferStaging = comm.allocate(bytesOf(state));
+            this.buffers = state;
+        }
+        this.withoutGradients = withoutGradients;
         this.parameters = params;
         this.gradientAddresses = new long[params.size()];
         this.trainer = trainer;
@@ -229,11 +243,27 @@ public final class DataParallel implements TrainingListener, AutoCloseable {
                 throw trainableChanged(p, "frozen");
             }
         }
-        for (Parameter p : buffers) {
+        for (Parameter p : withoutGradients) {
             if (p.requiresGradient()) {
                 throw trainableChanged(p, "unfrozen");
             }
         }
+    }
+
+    /**
+     * Whether a parameter without a gradient changes on each rank apart during training: not a
+     * frozen weight, bias, gamma or beta, which stay as rank 0 sent them.
+     */
+    private static boolean changesWithoutGradient(Parameter p) {
+        return switch (p.getType()) {
+            case WEIGHT, BIAS, GAMMA, BETA -> false;
+            default -> true;
+        };
+    }
+
+    /** The names of the parameters broadcast from rank 0 after every step. */
+    List<String> broadcastEachStep() {
+        return buffers.stream().map(Parameter::getName).toList();
     }
 
     private static IllegalStateException trainableChanged(Parameter p, String how) {

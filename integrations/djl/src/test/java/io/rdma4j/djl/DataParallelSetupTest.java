@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Map;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -63,6 +64,36 @@ class DataParallelSetupTest {
                         () -> ai.djl.training.EasyTrain.fit(trainer, 1, TinyModels.shards(data, 1, 1, 0, 8), null));
                 assertTrue(e.getMessage().contains(frozenAtInitialize ? "was unfrozen" : "was frozen"), e.getMessage());
             }
+        }
+    }
+
+    /**
+     * After each step only what training changes on each rank apart is broadcast again: the
+     * batch norm's running statistics, not the weights and bias of a layer frozen before
+     * initialize (they do not change; a frozen backbone would cost more than the gradients).
+     */
+    @Test
+    void frozenWeightsAreNotBroadcastAfterEveryStepRunningStatisticsAre() throws Exception {
+        try (Communicator comm = worldOfOne();
+             DataParallel dp = new DataParallel(comm);
+             Model model = TinyModels.model(true);
+             Trainer trainer = TinyModels.trainer(model, "sgd", dp)) {
+            model.getBlock().getChildren().get(0).getValue().freezeParameters(true);
+            dp.initialize(trainer, TinyModels.inputShape(8));
+            java.util.List<String> running = new java.util.ArrayList<>();
+            java.util.List<String> frozen = new java.util.ArrayList<>();
+            for (var p : model.getBlock().getParameters()) {
+                ai.djl.nn.Parameter.Type type = p.getValue().getType();
+                if (type == ai.djl.nn.Parameter.Type.RUNNING_MEAN || type == ai.djl.nn.Parameter.Type.RUNNING_VAR) {
+                    running.add(p.getValue().getName());
+                } else if (!p.getValue().requiresGradient()) {
+                    frozen.add(p.getValue().getName());
+                }
+            }
+            assertEquals(2, running.size(), "the batch norm's running mean and variance");
+            assertEquals(2, frozen.size(), "the first layer's weight and bias");
+            java.util.List<String> each = dp.broadcastEachStep();
+            assertTrue(each.containsAll(running) && each.size() == running.size(), each + " against " + running);
         }
     }
 
