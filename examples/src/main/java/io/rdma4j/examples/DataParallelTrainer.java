@@ -39,21 +39,11 @@ public final class DataParallelTrainer {
                     throw new IllegalArgumentException(args[i] + " needs a value");
                 }
                 String v = args[i + 1];
-                c = switch (args[i]) {
-                    case "--steps" -> new Config(Integer.parseInt(v), c.globalBatch, c.features, c.hidden, c.classes, c.learningRate, c.seed);
-                    case "--global-batch" -> new Config(c.steps, Integer.parseInt(v), c.features, c.hidden, c.classes, c.learningRate, c.seed);
-                    case "--features" -> new Config(c.steps, c.globalBatch, Integer.parseInt(v), c.hidden, c.classes, c.learningRate, c.seed);
-                    case "--hidden" -> new Config(c.steps, c.globalBatch, c.features, Integer.parseInt(v), c.classes, c.learningRate, c.seed);
-                    case "--classes" -> new Config(c.steps, c.globalBatch, c.features, c.hidden, Integer.parseInt(v), c.learningRate, c.seed);
-                    case "--lr" -> new Config(c.steps, c.globalBatch, c.features, c.hidden, c.classes, Float.parseFloat(v), c.seed);
-                    case "--seed" -> new Config(c.steps, c.globalBatch, c.features, c.hidden, c.classes, c.learningRate, Long.parseLong(v));
-                    case "--out" -> {
-                        out[0] = Path.of(v);
-                        yield c;
-                    }
-                    default -> throw new IllegalArgumentException("unknown option " + args[i]
-                            + " (--steps --global-batch --features --hidden --classes --lr --seed --out)");
-                };
+                try {
+                    c = option(c, args[i], v, out);
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException(args[i] + " needs a number, got '" + v + "'");
+                }
             }
             if (c.steps < 1 || c.globalBatch < 1 || c.features < 1 || c.hidden < 1 || c.classes < 2
                     || !(c.learningRate > 0) || !Float.isFinite(c.learningRate)) {
@@ -61,6 +51,25 @@ public final class DataParallelTrainer {
                         + " at least 1, classes at least 2, a positive finite learning rate");
             }
             return c;
+        }
+
+        /** {@code c} with option {@code name} set to {@code v}. */
+        private static Config option(Config c, String name, String v, Path[] out) {
+            return switch (name) {
+                case "--steps" -> new Config(Integer.parseInt(v), c.globalBatch, c.features, c.hidden, c.classes, c.learningRate, c.seed);
+                case "--global-batch" -> new Config(c.steps, Integer.parseInt(v), c.features, c.hidden, c.classes, c.learningRate, c.seed);
+                case "--features" -> new Config(c.steps, c.globalBatch, Integer.parseInt(v), c.hidden, c.classes, c.learningRate, c.seed);
+                case "--hidden" -> new Config(c.steps, c.globalBatch, c.features, Integer.parseInt(v), c.classes, c.learningRate, c.seed);
+                case "--classes" -> new Config(c.steps, c.globalBatch, c.features, c.hidden, Integer.parseInt(v), c.learningRate, c.seed);
+                case "--lr" -> new Config(c.steps, c.globalBatch, c.features, c.hidden, c.classes, Float.parseFloat(v), c.seed);
+                case "--seed" -> new Config(c.steps, c.globalBatch, c.features, c.hidden, c.classes, c.learningRate, Long.parseLong(v));
+                case "--out" -> {
+                    out[0] = Path.of(v);
+                    yield c;
+                }
+                default -> throw new IllegalArgumentException("unknown option " + name
+                        + " (--steps --global-batch --features --hidden --classes --lr --seed --out)");
+            };
         }
     }
 

@@ -30,6 +30,8 @@ class ExampleOptionsTest {
         assertEquals(7, DataParallelTrainer.Config.parse(new String[] {"--steps", "7"}, out).steps());
         assertTrue(refused(() -> DataParallelTrainer.Config.parse(new String[] {"--steps", "0"}, out)).contains("bad options"));
         assertTrue(refused(() -> DataParallelTrainer.Config.parse(new String[] {"--lr", "NaN"}, out)).contains("bad options"));
+        assertTrue(refused(() -> DataParallelTrainer.Config.parse(new String[] {"--steps", "ten"}, out))
+                .contains("--steps needs a number"));
     }
 
     private static String refused(Runnable parse) {

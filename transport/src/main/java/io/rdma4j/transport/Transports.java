@@ -82,9 +82,9 @@ public final class Transports {
     }
 
     /**
-     * Which machine this process runs on, as far as shared memory goes: the host name (for people
-     * reading it) plus what the shared-memory provider requires its peers to share, the kernel's
-     * boot id and the pid namespace. Containers on one host that share its host name (Kubernetes
+     * Which machine this process runs on, as far as shared memory goes: the host name plus what
+     * the shared-memory provider requires its peers to share, the kernel's boot id and the pid
+     * namespace. Containers on one host that share its host name (Kubernetes
      * pods with hostNetwork, {@code docker --uts=host}) but not its pid namespace get TCP, not a
      * shared-memory provider that would refuse every connection between them.
      */

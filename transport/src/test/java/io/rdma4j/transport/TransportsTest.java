@@ -41,9 +41,10 @@ class TransportsTest {
         // a container sharing this host's name and kernel but not its pid namespace (Kubernetes
         // hostNetwork pods): the shared-memory provider would refuse the connection
         String mine = Transports.hostIdentity();
-        assertTrue(mine.matches(".*/pidns-\\d+$"), mine);
-        store.set("rdma4j/transport/capability/1", ("noverbs " + mine.replaceAll("pidns-\\d+$", "pidns-0"))
-                .getBytes(StandardCharsets.UTF_8));
+        java.util.regex.Matcher ns = java.util.regex.Pattern.compile("/pidns-(\\d+)$").matcher(mine);
+        assertTrue(ns.find(), mine);
+        String another = mine.substring(0, ns.start()) + "/pidns-" + (Long.parseLong(ns.group(1)) + 1);
+        store.set("rdma4j/transport/capability/1", ("noverbs " + another).getBytes(StandardCharsets.UTF_8));
         assertEquals(TransportConfig.Provider.TCP, Transports.choose(TransportConfig.defaults(), store, 0, 2));
     }
 

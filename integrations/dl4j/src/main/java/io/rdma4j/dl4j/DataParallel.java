@@ -200,7 +200,8 @@ public final class DataParallel implements AutoCloseable {
     public void fit(DataSetIterator shard, int epochs) {
         Objects.requireNonNull(shard, "shard");
         fitEpochs(shard, shard::resetSupported, shard::reset, epochs, DataSet::numExamples,
-                batch -> passes(batch.getFeatures()), batch -> {
+                batch -> truncatedBpttSegment() == 0 ? 1
+                        : passes(new INDArray[] {batch.getFeatures()}, new INDArray[] {batch.getLabels()}), batch -> {
             switch (model) {
                 case MultiLayerNetwork n -> n.fit(batch);
                 case ComputationGraph g -> g.fit(batch);
@@ -217,7 +218,7 @@ public final class DataParallel implements AutoCloseable {
                     + model.getClass().getSimpleName());
         }
         fitEpochs(shard, shard::resetSupported, shard::reset, epochs, batch -> batch.getFeatures(0).size(0),
-                batch -> passes(batch.getFeatures()), graph::fit);
+                batch -> passes(batch.getFeatures(), batch.getLabels()), graph::fit);
     }
 
     /** The epochs of both iterator kinds: before each step the ranks agree on the batch size; no batch anywhere ends the epoch. */
@@ -260,33 +261,52 @@ public final class DataParallel implements AutoCloseable {
     }
 
     /**
-     * The gradient allreduces the network makes over a batch with these features: one, or under
-     * truncated backpropagation through time one per segment of {@code tbpttFwdLength} steps of
-     * the first time series (none without one: the network then skips the batch).
+     * The gradient allreduces the network makes over a batch: one, or under truncated
+     * backpropagation through time one per segment of {@code tbpttFwdLength} steps, counted as
+     * DL4J 1.0.0-M2.1 counts them (its {@code doTruncatedBPTT}): a MultiLayerNetwork skips a batch
+     * whose features and labels are not time series of one length; a ComputationGraph takes the
+     * length of the first time series among the inputs, then the labels, skips the batch if
+     * another one differs, and makes one pass when there is none.
      */
-    private long passes(INDArray... features) {
-        BackpropType backprop;
-        int segment;
-        switch (model) {
-            case MultiLayerNetwork n -> {
-                backprop = n.getLayerWiseConfigurations().getBackpropType();
-                segment = n.getLayerWiseConfigurations().getTbpttFwdLength();
-            }
-            case ComputationGraph g -> {
-                backprop = g.getConfiguration().getBackpropType();
-                segment = g.getConfiguration().getTbpttFwdLength();
-            }
-            default -> throw new AssertionError(model);
-        }
-        if (backprop != BackpropType.TruncatedBPTT) {
+    private long passes(INDArray[] features, INDArray[] labels) {
+        int segment = truncatedBpttSegment();
+        if (segment == 0) {
             return 1;
         }
-        for (INDArray f : features) {
-            if (f != null && f.rank() == 3) {
-                return (f.size(2) + segment - 1) / segment;
+        long length = -1;
+        if (model instanceof MultiLayerNetwork) {
+            INDArray f = features[0];
+            INDArray l = labels[0];
+            if (f == null || l == null || f.rank() != 3 || l.rank() != 3 || f.size(2) != l.size(2)) {
+                return 0;
+            }
+            length = f.size(2);
+        } else {
+            for (INDArray[] arrays : new INDArray[][] {features, labels}) {
+                for (INDArray a : arrays == null ? new INDArray[0] : arrays) {
+                    if (a == null || a.rank() != 3) {
+                        continue;
+                    }
+                    if (length == -1) {
+                        length = a.size(2);
+                    } else if (length != a.size(2)) {
+                        return 0;
+                    }
+                }
             }
         }
-        return 0;
+        return Math.max(0, length / segment + (length % segment != 0 ? 1 : 0));
+    }
+
+    /** The forward length of truncated BPTT's segments, or 0 when the network backpropagates whole. */
+    private int truncatedBpttSegment() {
+        return switch (model) {
+            case MultiLayerNetwork n -> n.getLayerWiseConfigurations().getBackpropType() == BackpropType.TruncatedBPTT
+                    ? n.getLayerWiseConfigurations().getTbpttFwdLength() : 0;
+            case ComputationGraph g -> g.getConfiguration().getBackpropType() == BackpropType.TruncatedBPTT
+                    ? g.getConfiguration().getTbpttFwdLength() : 0;
+            default -> throw new AssertionError(model);
+        };
     }
 
     /**

@@ -380,9 +380,16 @@ final class TcpConnection implements Connection {
         return immediates.isEmpty() ? NO_IMMEDIATE : immediates.poll();
     }
 
-    /** Whether parsing stopped at the cap of unpolled immediates and may go on now that one was taken. */
-    boolean resumesAfterPoll() {
-        return heldForImmediates && immediates.size() < MAX_UNPOLLED_IMMEDIATES;
+    /**
+     * After a poll: when parsing stopped at the cap of unpolled immediates and there is room now,
+     * parses on (frames may wait in the input buffer, and the selector reports only new bytes).
+     */
+    int resumeAfterPoll() throws IOException {
+        if (!heldForImmediates || immediates.size() >= MAX_UNPOLLED_IMMEDIATES) {
+            return 0;
+        }
+        heldForImmediates = false; // set again if the cap is met again
+        return onReadable();
     }
 
     int unpolledImmediates() {
@@ -792,7 +799,7 @@ final class TcpConnection implements Connection {
                     return;
                 }
                 if (s < 0) {
-                    throw violation("a read response for no read posted to it");
+                    throw violation("a read response of " + b + " bytes for no read posted to it of that length");
                 }
                 if (b != requests.length[s]) {
                     throw violation("a read response of " + b + " bytes for a read of " + requests.length[s]);
@@ -894,19 +901,19 @@ final class TcpConnection implements Connection {
      * first rank lost, not this one (after the rank that hosts the store died, no fault board
      * carries that). What is being written is finished first, since a frame cut in half reads as
      * a protocol violation; frames not yet encoded are dropped. Writes what the socket takes
-     * without waiting, so that the transport can take turns among its peers under one deadline
-     * ({@link TcpTransport}'s {@code tellWhoWasLost}): whether the frame is out, or cannot be
-     * (the connection failed, the peer is gone, the payload in progress is freed memory).
+     * without waiting, until {@code deadline}, so that the transport can take turns among its peers
+     * under one deadline ({@link TcpTransport}'s {@code tellWhoWasLost}): whether the frame is out,
+     * or cannot be (the connection failed, the peer is gone, the payload in progress is freed memory).
      */
-    boolean faultWritten(int lostRank) {
+    boolean faultWritten(int lostRank, long deadline) {
         if (failure != null) {
             return true;
         }
         try {
             while (true) {
                 while (stageFlushed < stageFill || writeRemaining > 0) {
-                    if (writeSome() == 0) {
-                        return false; // the socket is full
+                    if (writeSome() == 0 || System.nanoTime() - deadline >= 0) {
+                        return false; // the socket is full, or a large payload in progress took the time
                     }
                 }
                 if (faultStaged) {

@@ -517,9 +517,9 @@ public final class TcpTransport implements Transport {
         state.checkOpen();
         progress();
         long v = c.pollImmediateValue();
-        if (c.resumesAfterPoll() && c.failure == null) {
+        if (c.failure == null) {
             try {
-                c.onReadable(); // the frames held in its input: the selector reports only new bytes
+                c.resumeAfterPoll();
             } catch (IOException | RuntimeException e) {
                 lost(c, e);
             }
@@ -676,7 +676,7 @@ public final class TcpTransport implements Transport {
         while (true) {
             boolean unwritten = false;
             for (TcpConnection c : connections) {
-                if (c != null && c.peer != firstLost && (only == null || c == only) && !c.faultWritten(firstLost)) {
+                if (c != null && c.peer != firstLost && (only == null || c == only) && !c.faultWritten(firstLost, deadline)) {
                     unwritten = true;
                 }
             }
