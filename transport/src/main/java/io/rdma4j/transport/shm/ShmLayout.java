@@ -92,6 +92,9 @@ final class ShmLayout {
     final long bounceOffset;     // relative to an area
     final long fileSize;
 
+    /** The largest bounce chunk a header may describe (so that a chunk count times it cannot overflow). */
+    static final long MAX_CHUNK_BYTES = 1L << 30;
+
     ShmLayout(int rank, int size, int ctsCapacity, int eventCapacity, int immCapacity,
               int chunkCount, long chunkSize, int regionCapacity, int requestCapacity, long windowBytes) {
         requirePowerOfTwo("CTS ring capacity", ctsCapacity);
@@ -100,7 +103,7 @@ final class ShmLayout {
         if (size < 1 || rank < 0 || rank >= size) {
             throw new IllegalArgumentException("rank " + rank + " outside group of size " + size);
         }
-        if (chunkCount < 1 || chunkSize < CACHE_LINE || chunkSize % CACHE_LINE != 0) {
+        if (chunkCount < 1 || chunkSize < CACHE_LINE || chunkSize % CACHE_LINE != 0 || chunkSize > MAX_CHUNK_BYTES) {
             throw new IllegalArgumentException("bad bounce geometry: " + chunkCount + " chunks of " + chunkSize + " bytes");
         }
         if (regionCapacity < 1 || regionCapacity > RegionTable.MAX_CAPACITY) {
@@ -132,7 +135,13 @@ final class ShmLayout {
         immRingOffset = eventRingOffset + SpscRing.bytes(eventCapacity, EVENT_ENTRY);
         bounceOffset = align(immRingOffset + SpscRing.bytes(immCapacity, IMM_ENTRY), PAGE);
         areaStride = align(bounceOffset + chunkCount * chunkSize, PAGE);
-        fileSize = areasOffset + size * areaStride;
+        try {
+            // a peer's header is read into this constructor too: its numbers may be anything
+            fileSize = Math.addExact(areasOffset, Math.multiplyExact(size, areaStride));
+        } catch (ArithmeticException overflow) {
+            throw new IllegalArgumentException("a control file of " + size + " areas of " + areaStride
+                    + " bytes is larger than a file can be");
+        }
     }
 
     /** Offset of the area that carries traffic from {@code peer} to the owner of this file. */

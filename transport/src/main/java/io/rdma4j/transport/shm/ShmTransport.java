@@ -250,7 +250,13 @@ public final class ShmTransport implements Transport {
             throw new TransportException(peer, "shm rank " + rank + ": cannot open the files of peer " + peer
                     + " (pid " + info.pid() + ", " + info.dir() + "/" + info.prefix() + "-*): " + e.getMessage(), e);
         }
-        c = new ShmConnection(this, requests, control.segment(), layout, remote);
+        try {
+            c = new ShmConnection(this, requests, control.segment(), layout, remote);
+        } catch (RuntimeException e) {
+            remote.close(); // its mapping, or every retry maps the peer's file once more
+            throw new TransportException(peer, "shm rank " + rank + ": the files of peer " + peer + " (pid " + info.pid()
+                    + ") describe rings this rank cannot use: " + e.getMessage(), e);
+        }
         connections[peer] = c;
         connected[connectedCount++] = c;
         return c;

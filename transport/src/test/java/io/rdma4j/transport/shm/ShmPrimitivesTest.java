@@ -104,9 +104,14 @@ class ShmPrimitivesTest {
     }
 
     @Test
-    void layoutRejectsWindowsThatAreNotWholePages() {
+    void layoutRejectsWindowsThatAreNotWholePagesAndGeometriesThatOverflow() {
         assertThrows(IllegalArgumentException.class, () -> new ShmLayout(0, 2, 2, 2, 2, 1, 64, 8, 1, 100));
         assertThrows(IllegalArgumentException.class, () -> new ShmLayout(0, 2, 2, 2, 2, 1, 64, 8, 1, -4096));
+        // a peer's header with a geometry whose file size overflows: refused, not a negative size
+        // that passes the check against the mapped file's length
+        assertThrows(IllegalArgumentException.class, () -> new ShmLayout(0, 2, 2, 2, 2, 4, 1L << 62, 8, 1, 0));
+        assertThrows(IllegalArgumentException.class,
+                () -> new ShmLayout(0, Integer.MAX_VALUE, 2, 2, 2, Integer.MAX_VALUE, ShmLayout.MAX_CHUNK_BYTES, 8, 1, 0));
     }
 
     @Test
