@@ -43,8 +43,9 @@ public interface Connection {
     /**
      * The oldest immediate value a peer's write delivered to this side and not yet taken, or
      * {@link #NO_IMMEDIATE} if none arrived. Drives progress. Values not taken are held, up to
-     * 1024 per connection on the shared-memory and TCP providers: beyond that the peer's writes
-     * with immediates (on TCP, everything the peer sends after them) wait until this side polls.
+     * 1024 per connection: beyond that the peer's writes with immediates wait until this side
+     * polls, and so does what the peer posts to this side after them (on TCP, everything it
+     * sends; on verbs, its operations queued behind them).
      */
     long pollImmediate();
 

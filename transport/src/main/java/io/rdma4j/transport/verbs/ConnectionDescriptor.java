@@ -19,7 +19,7 @@ record ConnectionDescriptor(int rank, int[] qpNumbers, int[] psns, int lid, byte
                             int ringSize, long controlAddress, int controlRkey, long mailboxAddress,
                             int mailboxRkey, byte[] livenessHost, int livenessPort) {
     private static final int MAGIC = 0x52_44_4D_56; // "RDMV"
-    private static final int VERSION = 6;
+    private static final int VERSION = 7;
 
     ConnectionDescriptor {
         if (qpNumbers.length != psns.length || qpNumbers.length == 0) {

@@ -9,9 +9,9 @@ package io.rdma4j.transport.verbs;
  *
  * <pre>
  * ctsIn       ctsDepth x 64 B   CTS entries of the peer's receives (this side sends)
- * creditsIn   (2 + qps) x 8 B   [0] my CTS entries the peer consumed, [1 + q] receives it re-posted on QP q,
- *                               [1 + qps] slots of its eager ring it freed
- * immIn       ringSize x 8 B    user immediates of the peer's one-sided writes
+ * creditsIn   (3 + qps) x 8 B   [0] my CTS entries the peer consumed, [1 + q] receives it re-posted on QP q,
+ *                               [1 + qps] slots of its eager ring it freed, [2 + qps] user immediates it polled
+ * immIn       ringSize x 8 B    user immediates of the peer's one-sided writes, until polled
  * eagerIn     eagerSlots x (16 B header + eagerBytes, 64 B aligned)   the peer's eager messages (header: tag, length)
  * ctsOut, creditsOut, immOut, eagerOut    the same, staged for the peer
  * keepalive   64 B              target of zero-length liveness probes
@@ -69,7 +69,7 @@ final class ControlLayout {
     }
 
     long creditsBytes() {
-        return 8L * (2 + qps);
+        return 8L * Credits.counters(qps);
     }
 
     /** Offset of the slot that eager message {@code index} (0-based) uses, in eagerIn or eagerOut. */

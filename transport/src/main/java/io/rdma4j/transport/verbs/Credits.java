@@ -15,6 +15,9 @@ import java.lang.foreign.ValueLayout;
  * <li>Eager slots: eager message k goes into slot {@code k % eagerSlots} of the peer's eager
  * ring only after the peer reported that it freed slot {@code k - eagerSlots} (it frees them in
  * ring order, a slot held by a message no receive has matched yet holding back those after it).</li>
+ * <li>User immediates: the value of write-with-immediate k goes into slot {@code k % userRing}
+ * of the peer's immediate ring only after the peer's application polled value
+ * {@code k - userRing}, so the peer holds at most that many values it has not polled.</li>
  * </ul>
  * What this side owes the peer (CTS entries consumed, receives re-posted, eager slots freed) is
  * reported by an RDMA write of the whole counter block once a quarter of some window is owed:
@@ -28,29 +31,41 @@ final class Credits {
     private final int recvDepth;
     private final int ctsDepth;
     private final int eagerSlots;
-    /** What the peer reported: [0] my CTS entries it consumed, [1 + q] receives it re-posted on QP q, [1 + qps] eager slots it freed. */
+    private final int userRing;
+    /**
+     * What the peer reported: [0] my CTS entries it consumed, [1 + q] receives it re-posted on QP
+     * q, [1 + qps] eager slots it freed, [2 + qps] user immediates its application polled.
+     */
     private final long[] peer;
     private final long[] immediatesSent;
     private long ctsSent;
     private long eagerSent;
+    private long userSent;
     /** What this side owes, same indexes, and the owed amount that makes a report due. */
     private final long[] owed;
     private final long[] reported;
     private final long[] reportAt;
 
-    Credits(int qps, int recvDepth, int ctsDepth, int eagerSlots) {
+    Credits(int qps, int recvDepth, int ctsDepth, int eagerSlots, int userRing) {
         this.qps = qps;
         this.recvDepth = recvDepth;
         this.ctsDepth = ctsDepth;
         this.eagerSlots = eagerSlots;
-        peer = new long[2 + qps];
+        this.userRing = userRing;
+        peer = new long[counters(qps)];
         immediatesSent = new long[qps];
-        owed = new long[2 + qps];
-        reported = new long[2 + qps];
-        reportAt = new long[2 + qps];
+        owed = new long[counters(qps)];
+        reported = new long[counters(qps)];
+        reportAt = new long[counters(qps)];
         reportAt[0] = quarter(ctsDepth);
         java.util.Arrays.fill(reportAt, 1, 1 + qps, quarter(recvDepth));
         reportAt[1 + qps] = quarter(eagerSlots);
+        reportAt[2 + qps] = quarter(userRing);
+    }
+
+    /** The counters of a report with {@code qps} QPs (its block is 8 bytes each). */
+    static int counters(int qps) {
+        return 3 + qps;
     }
 
     private static long quarter(int window) {
@@ -122,6 +137,18 @@ final class Credits {
         return eagerSent++;
     }
 
+    boolean userRingFree() {
+        return userSent - peer[2 + qps] < userRing;
+    }
+
+    /** Claims the next user immediate's ring index (0-based); a slot must be free. */
+    long takeUserImmediate() {
+        if (!userRingFree()) {
+            throw new IllegalStateException("immediate ring of the peer is full");
+        }
+        return userSent++;
+    }
+
     // ---- What this side owes.
 
     void consumedCts() {
@@ -135,6 +162,11 @@ final class Credits {
     /** The peer's eager slots this side freed, in ring order (a total, not an increment). */
     void eagerFreed(long total) {
         owed[1 + qps] = total;
+    }
+
+    /** The application took one of the peer's user immediates, so its slot may be written again. */
+    void polledImmediate() {
+        owed[2 + qps]++;
     }
 
     boolean reportDue() {

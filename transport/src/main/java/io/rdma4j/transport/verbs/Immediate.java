@@ -65,4 +65,13 @@ final class Immediate {
     static int ringIndex(int imm) {
         return imm & INDEX_MASK;
     }
+
+    /**
+     * How far ring index {@code index} (30 bits) is ahead of {@code expected}, the full count of
+     * the next one due: 0 for that one, and for one from before it nearly 2^30, so that a single
+     * bound checks both sides of a window across the wrap of the index.
+     */
+    static long ahead(int index, long expected) {
+        return (index - expected) & INDEX_MASK;
+    }
 }

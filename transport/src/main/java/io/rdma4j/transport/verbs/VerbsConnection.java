@@ -66,16 +66,18 @@ import java.util.Arrays;
  *
  * <p><b>One-sided</b>: writes and reads go straight to the peer's registered memory. A write with
  * an immediate also ends with a write-with-immediate on every QP, the one on QP 0 putting the
- * 32-bit value into the peer's immediate ring; the peer delivers values in ring order once every
- * QP's part arrived. So an immediate implies that everything this side wrote to that peer
+ * 32-bit value into the peer's immediate ring, where it stays until the peer's application polls
+ * it ({@link #USER_RING} slots); the peer delivers values in ring order once every QP's part
+ * arrived. So an immediate implies that everything this side wrote to that peer
  * earlier is visible too, whatever QP it went over; so does a completed receive of a rendezvous
  * send, which ends with a write with immediate on every QP. An eager send travels on QP 0 alone:
  * with several QPs per connection, its receive may complete before an earlier write's part on
  * another QP landed (the {@link io.rdma4j.transport.Connection} contract promises no such order;
  * a write with an immediate is the signal that does).
  *
- * <p><b>Flow control</b> ({@link Credits}): CTS entries only into free fifo slots, and
- * write-with-immediates only against receive work requests the peer posted, so the peer is never
+ * <p><b>Flow control</b> ({@link Credits}): CTS entries only into free fifo slots,
+ * write-with-immediates only against receive work requests the peer posted, and a write's
+ * immediate value only into a ring slot the peer's application polled, so the peer is never
  * overrun and RNR never happens; both sides report consumption by an RDMA write of a counter
  * block. Operations that lack credits or send-queue room wait in an in-order backlog.
  *
@@ -102,8 +104,14 @@ import java.util.Arrays;
 final class VerbsConnection implements Connection, SendQueue.Retirement {
     private static final System.Logger LOG = System.getLogger(VerbsConnection.class.getName());
     static final int CTS_DEPTH = 128;
-    /** Receive work requests per QP, and the immediate ring's size (a power of two). */
+    /** Receive work requests per QP (a power of two). */
     static final int RECV_DEPTH = 128;
+    /**
+     * Slots of the ring of user immediates (a power of two): the values of the peer's writes that
+     * the application has not polled, at most (as the other providers hold at most as many); the
+     * peer's next write with an immediate waits in its backlog until this side polls.
+     */
+    static final int USER_RING = 1024;
     /**
      * Slots of each side's eager ring, and the largest isend that travels eagerly (see the class
      * comment): 16 KiB + 64 B holds a collective's small-vector message whole (a 32-byte
@@ -182,12 +190,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     private final LongRing unexpected = new LongRing(EAGER_SLOTS);
     private final boolean[] eagerSlotDone = new boolean[EAGER_SLOTS];
     private long eagerFreed;
+    /** Eager messages arrived: they come in ring order, on QP 0 alone, never more than the slots ahead of those freed. */
+    private long eagerArrived;
 
-    // Immediates of the peer's one-sided writes.
-    private long userImmediatesSent;
+    // Immediates of the peer's one-sided writes: parts seen per slot of the last RECV_DEPTH writes,
+    // writes whose every part arrived (their values wait in the ring), and values polled.
     private final int[] ringSeen = new int[RECV_DEPTH];
     private long ringDelivered;
-    private final LongRing immediates = new LongRing(16);
+    private long ringPolled;
     private long lastActivity = System.nanoTime();
     private Liveness.Watch watch;
     private long nextLivenessCheck;
@@ -219,7 +229,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         this.peer = peer;
         VerbsDevice device = transport.device;
         this.qps = transport.config.ibQpsPerConnection();
-        this.layout = new ControlLayout(qps, CTS_DEPTH, RECV_DEPTH, EAGER_SLOTS, EAGER_BYTES);
+        this.layout = new ControlLayout(qps, CTS_DEPTH, USER_RING, EAGER_SLOTS, EAGER_BYTES);
         int sqDepth = Math.min(device.attributes.maxQpWr(),
                 Math.max(256, 2 * transport.config.batchSize() + transport.config.signalInterval() + 8));
         int rqDepth = RECV_DEPTH + 1;
@@ -228,7 +238,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         this.sends = new SendQueue[qps];
         this.repostDue = new int[qps];
         this.psns = new int[qps];
-        this.credits = new Credits(qps, RECV_DEPTH, CTS_DEPTH, EAGER_SLOTS);
+        this.credits = new Credits(qps, RECV_DEPTH, CTS_DEPTH, EAGER_SLOTS, USER_RING);
         CompletionQueue createdCq = null;
         MemoryRegion createdMr = null;
         RecvWorkRequests createdRecvs = null;
@@ -261,10 +271,10 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 postReceives(q, RECV_DEPTH);
             }
             this.local = new ConnectionDescriptor(transport.rank(), qpns, psns, device.lid(),
-                    device.gid == null ? null : device.gid.gid().raw(), device.mtu.bytes(), CTS_DEPTH, RECV_DEPTH,
+                    device.gid == null ? null : device.gid.gid().raw(), device.mtu.bytes(), CTS_DEPTH, USER_RING,
                     controlAddress, controlMr.rkey(), transport.mailboxAddress(), transport.mailboxRkey(),
                     transport.liveness.host(), transport.liveness.port());
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an Error too: native memory that could not be had
             // every step runs: a QP left open would keep its CQ, PD and device context alive too
             Teardown alsoFailed = new Teardown();
             alsoFailed.close(unowned);
@@ -433,12 +443,19 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         issueBacklog();
     }
 
+    /** The oldest value delivered and not polled, read from its ring slot, which the peer may then write again. */
     long pollImmediateValue() {
-        return immediates.isEmpty() ? NO_IMMEDIATE : immediates.poll();
+        if (ringPolled == ringDelivered) {
+            return NO_IMMEDIATE;
+        }
+        long value = CtsEntry.acquire(control, layout.immSlot(layout.immIn, ringPolled)) & 0xFFFF_FFFFL;
+        ringPolled++;
+        credits.polledImmediate();
+        return value;
     }
 
     boolean hasImmediate() {
-        return !immediates.isEmpty();
+        return ringPolled != ringDelivered;
     }
 
     // ---- Progress.
@@ -691,7 +708,15 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 failTooSmall(s, transport.mailboxValue(s));
             }
             case Immediate.USER -> {
-                ringSeen[Immediate.ringIndex(imm) % RECV_DEPTH]++;
+                // a part of write k goes out only after every QP's part of write k - RECV_DEPTH
+                // came in (its credits): one outside that window would alias a slot in use
+                int index = Immediate.ringIndex(imm);
+                int i = index % RECV_DEPTH;
+                if (Immediate.ahead(index, ringDelivered) >= RECV_DEPTH || ringSeen[i] >= qps) {
+                    throw protocol("a write's immediate " + index + " outside the ring's window (" + ringDelivered
+                            + " delivered, " + ringSeen[i] + " of " + qps + " parts of that slot seen)");
+                }
+                ringSeen[i]++;
                 deliverImmediates();
             }
             case Immediate.EAGER -> onEager(Immediate.ringIndex(imm));
@@ -722,8 +747,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 return;
             }
             ringSeen[i] = 0;
-            immediates.add(CtsEntry.acquire(control, layout.immSlot(layout.immIn, ringDelivered)) & 0xFFFF_FFFFL);
-            ringDelivered++;
+            ringDelivered++; // its value stays in its slot until polled
         }
     }
 
@@ -740,8 +764,14 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
                 return n;
             }
             int tag = CtsEntry.tag(control, at);
+            int slot = CtsEntry.slot(control, at);
+            // each names a receive of the peer's, whose request table holds at most MAX_SLOTS
+            if (slot < 0 || slot >= Immediate.MAX_SLOTS || ctsCount == Immediate.MAX_SLOTS) {
+                throw protocol("a clear-to-send for receive slot " + slot + " with " + ctsCount
+                        + " of the peer's receives unmatched (at most " + Immediate.MAX_SLOTS + ")");
+            }
             addCts(tag, CtsEntry.address(control, at), CtsEntry.capacity(control, at), CtsEntry.rkey(control, at),
-                    CtsEntry.slot(control, at), CtsEntry.generation(control, at));
+                    slot, CtsEntry.generation(control, at));
             ctsConsumed++;
             PathTrace.event(PathTrace.CTS_IN, tag);
             credits.consumedCts();
@@ -908,8 +938,17 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     /** An eager message arrived in ring slot {@code index}: to the oldest unclaimed receive of its tag, else kept. */
-    private void onEager(long index) {
+    private void onEager(int index) {
+        if (Immediate.ahead(index, eagerArrived) != 0 || eagerArrived - eagerFreed >= EAGER_SLOTS) {
+            throw protocol("eager message " + index + " where message " + (eagerArrived & Immediate.INDEX_MASK)
+                    + " was due (" + (eagerArrived - eagerFreed) + " of " + EAGER_SLOTS + " slots held)");
+        }
         long at = layout.eagerSlot(layout.eagerIn, index);
+        long length = EagerHeader.length(control, at);
+        if (length < 0 || length > layout.eagerBytes) {
+            throw protocol("an eager message of " + length + " bytes in a slot of " + layout.eagerBytes);
+        }
+        eagerArrived++;
         takeCarriedCts(at);
         int tag = EagerHeader.tag(control, at);
         int s = takeUnclaimedReceive(tag);
@@ -1197,10 +1236,10 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     private boolean issueWriteWithImmediate(int s) {
-        if (postDataParts(s, SendOpcode.RDMA_WRITE, 0, -1) < 0) {
-            return false;
+        if (!credits.userRingFree() || postDataParts(s, SendOpcode.RDMA_WRITE, 0, -1) < 0) {
+            return false; // the peer holds USER_RING values its application has not polled
         }
-        long sequence = userImmediatesSent++;
+        long sequence = credits.takeUserImmediate();
         long staged = layout.immSlot(layout.immOut, sequence);
         control.set(LONG, staged, requests.immediate[s]);
         postImmediates(s, 0, controlAddress + staged, controlMr.lkey(), peerControl + layout.immSlot(layout.immIn, sequence),

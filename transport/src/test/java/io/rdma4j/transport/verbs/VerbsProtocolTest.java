@@ -115,6 +115,18 @@ class VerbsProtocolTest {
 
     // ---- CTS fifo.
 
+    /** The receiver's window checks of the peer's ring indexes hold across the 30-bit wrap. */
+    @Test
+    void ringIndexesAreMeasuredFromTheOneDueAcrossTheWrap() {
+        long due = (1L << 30) - 2; // the next due is the last but one index before the wrap
+        assertEquals(0, Immediate.ahead(Immediate.ringIndex(Immediate.eager(due)), due));
+        assertEquals(3, Immediate.ahead(Immediate.ringIndex(Immediate.user(due + 3)), due), "past the wrap");
+        assertTrue(Immediate.ahead(Immediate.ringIndex(Immediate.user(due - 1)), due) >= 128, "one already delivered");
+        long later = 5L << 30; // counts keep going past many wraps
+        assertEquals(127, Immediate.ahead(Immediate.ringIndex(Immediate.user(later + 127)), later));
+        assertTrue(Immediate.ahead(Immediate.ringIndex(Immediate.user(later + 128)), later) >= 128, "beyond the window");
+    }
+
     @Test
     void ctsEntriesAreSeenOnlyWithTheirOwnSequence() {
         ControlLayout layout = new ControlLayout(2, 4, 8, 2, 100);
@@ -176,8 +188,8 @@ class VerbsProtocolTest {
         int qps = 3;
         int depth = 8;
         int fifo = 4;
-        Credits sender = new Credits(qps, depth, fifo, 2);
-        Credits receiver = new Credits(qps, depth, fifo, 2);
+        Credits sender = new Credits(qps, depth, fifo, 2, 8);
+        Credits receiver = new Credits(qps, depth, fifo, 2, 8);
         ControlLayout layout = new ControlLayout(qps, fifo, depth, 2, 64);
         Random random = new Random(7);
         try (Arena arena = Arena.ofConfined()) {
@@ -257,7 +269,7 @@ class VerbsProtocolTest {
 
     @Test
     void takingCreditsThatAreNotThereFailsLoudly() {
-        Credits c = new Credits(1, 2, 1, 1);
+        Credits c = new Credits(1, 2, 1, 1, 2);
         c.takeImmediate(0);
         c.takeImmediate(0);
         assertFalse(c.immediateCredit(0));
@@ -274,6 +286,12 @@ class VerbsProtocolTest {
         assertThrows(IllegalStateException.class, c::takeEager);
         c.observe(2, 1); // the peer freed its eager slot
         assertEquals(1, c.takeEager());
+        assertEquals(0, c.takeUserImmediate());
+        assertEquals(1, c.takeUserImmediate());
+        assertFalse(c.userRingFree(), "the peer holds two values its application has not polled");
+        assertThrows(IllegalStateException.class, c::takeUserImmediate);
+        c.observe(3, 1); // its application polled one
+        assertEquals(2, c.takeUserImmediate());
     }
 
     /**
@@ -283,7 +301,7 @@ class VerbsProtocolTest {
     @Test
     void creditReportsWaitForAQuarterOfAWindow() {
         int qps = 2;
-        Credits c = new Credits(qps, 8, 4, 16);
+        Credits c = new Credits(qps, 8, 4, 16, 8);
         assertFalse(c.reportDue());
         c.reposted(1, 1);
         assertFalse(c.reportDue(), "one re-posted receive of 8 is not worth a packet");
@@ -304,10 +322,17 @@ class VerbsProtocolTest {
             assertTrue(c.reportDue(), "a quarter of 16 eager slots freed");
             c.writeReport(s, l.creditsOut);
             assertEquals(4, s.get(java.lang.foreign.ValueLayout.JAVA_LONG, l.creditsOut + 8L * (1 + qps)));
+            c.polledImmediate();
+            assertFalse(c.reportDue());
+            c.polledImmediate();
+            assertTrue(c.reportDue(), "a quarter of a user ring of 8 polled");
+            c.writeReport(s, l.creditsOut);
+            assertEquals(2, s.get(java.lang.foreign.ValueLayout.JAVA_LONG, l.creditsOut + 8L * (2 + qps)));
+            assertTrue(l.creditsOut + l.creditsBytes() <= l.immOut, "the report's block ends before the ring");
         }
         // A sender whose receive window is exhausted has made the peer owe a whole window.
-        Credits sender = new Credits(1, 8, 4, 16);
-        Credits receiver = new Credits(1, 8, 4, 16);
+        Credits sender = new Credits(1, 8, 4, 16, 8);
+        Credits receiver = new Credits(1, 8, 4, 16, 8);
         for (int i = 0; i < 8; i++) {
             sender.takeImmediate(0);
         }

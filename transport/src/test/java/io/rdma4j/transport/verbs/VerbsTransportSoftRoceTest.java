@@ -581,6 +581,51 @@ class VerbsTransportSoftRoceTest {
     }
 
     /**
+     * The receiver holds at most USER_RING values its application has not polled: the writer's
+     * next write with an immediate waits (its progress thread running meanwhile) until the
+     * receiver polls, and then every value comes, in order.
+     */
+    @Test
+    void writesWithImmediatesBeyondWhatThePeerHoldsWaitForItsPolls() throws Exception {
+        int held = VerbsConnection.USER_RING;
+        int writes = held + 64;
+        CountDownLatch checked = new CountDownLatch(1);
+        try (LocalGroup g = group(b -> b.progressThread(true).idleStrategy(IdleStrategy.Kind.BACKOFF))) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                try (RegisteredBuffer b = t.allocate(8L * writes)) {
+                    if (rank == 0) {
+                        RemoteBuffer slots = RemoteBuffer.fromBytes(store.get("slots", Duration.ofSeconds(30)));
+                        long[] ids = new long[writes];
+                        for (int i = 0; i < writes; i++) {
+                            b.segment().set(ValueLayout.JAVA_LONG, 8L * i, i);
+                            ids[i] = c.write(b, 8L * i, slots, 8L * i, 8, 7 + i);
+                        }
+                        c.flush();
+                        for (int i = 0; i < held; i++) {
+                            assertEquals(8, t.await(ids[i], WAIT), "write " + i);
+                        }
+                        Thread.sleep(500); // both progress threads run: nothing frees a slot of the peer's ring
+                        assertEquals(Transport.PENDING, t.test(ids[held]), "the write beyond the peer's ring waits");
+                        checked.countDown();
+                        for (int i = held; i < writes; i++) {
+                            assertEquals(8, t.await(ids[i], WAIT), "write " + i + " once the peer polled");
+                        }
+                    } else {
+                        store.set("slots", b.remote().toBytes());
+                        assertTrue(checked.await(120, TimeUnit.SECONDS), "the writer never checked");
+                        for (int i = 0; i < writes; i++) {
+                            assertEquals(7 + i, awaitImmediate(c), "value " + i);
+                            assertEquals(i, b.segment().get(ValueLayout.JAVA_LONG, 8L * i), "slot " + i);
+                        }
+                        assertEquals(Connection.NO_IMMEDIATE, c.pollImmediate());
+                    }
+                }
+            });
+        }
+    }
+
+    /**
      * With the progress thread taking completions, an eager message lands in memory of the
      * receiver's confined arena (the usual FFM idiom), which the progress thread itself may not
      * access: the provider copies through the same memory without the arena's scope.
