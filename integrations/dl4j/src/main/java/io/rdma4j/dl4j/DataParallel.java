@@ -108,9 +108,13 @@ public final class DataParallel implements AutoCloseable {
         checkSameNetworkEverywhere(type, params.length(), state == null ? 0 : state.length());
         this.agreement = new BatchAgreement(comm);
         try {
-            FlatArray.of("parameters", params, arena, allowZeroCopy).broadcastFrom(comm, 0);
-            if (state != null && state.length() > 0) {
-                FlatArray.of("updater state", state, arena, allowZeroCopy).broadcastFrom(comm, 0);
+            // the parameters and updater state are sent once: their views end with the attaching,
+            // so that the verbs provider releases their registrations instead of keeping them pinned
+            try (Arena attaching = Arena.ofShared()) {
+                FlatArray.of("parameters", params, attaching, allowZeroCopy).broadcastFrom(comm, 0);
+                if (state != null && state.length() > 0) {
+                    FlatArray.of("updater state", state, attaching, allowZeroCopy).broadcastFrom(comm, 0);
+                }
             }
             takeCountsFromRankZero();
             this.gradients = FlatArray.of("gradients", model.getGradientsViewArray(), arena, allowZeroCopy);
