@@ -119,6 +119,30 @@ class TcpHostileFrameTest {
 
     @Test
     void aPeerThatSendsClearToSendsWithoutEndIsCutOff() throws Exception {
+        floodUntilCutOff(TcpConnection.MAX_UNMATCHED_CTS,
+                (many, k) -> many.putInt(Frame.CTS).putInt(9).putLong(k).putLong(64).putLong(0).putLong(0),
+                "clear-to-sends that no send has used");
+    }
+
+    @Test
+    void aPeerThatAsksForReadsWithoutReadingTheResponsesIsCutOff() throws Exception {
+        long key = region.remote().key();
+        // the responses fill the socket, which this peer never reads
+        floodUntilCutOff(TcpConnection.MAX_QUEUED_READ_RESPONSES + (1 << 16),
+                (many, k) -> many.putInt(Frame.READ_REQ).putInt(0).putLong(key).putLong(0).putLong(4096).putLong(k),
+                "read requests without reading the responses");
+    }
+
+    /** Frame {@code k} of a flood, put into the buffer. */
+    private interface FloodFrame {
+        void put(ByteBuffer many, int k);
+    }
+
+    /**
+     * A peer sends more than {@code frames} frames while a receive of the victim waits: the
+     * victim cuts the connection, saying {@code why}, and the flood ends.
+     */
+    private void floodUntilCutOff(int frames, FloodFrame frame, String why) throws Exception {
         TcpEndpoint e = p.endpoint();
         p.connectAsRankZero(e.secretHigh(), e.secretLow());
         var c = victim.connection(0);
@@ -127,12 +151,12 @@ class TcpHostileFrameTest {
         // The flood comes from a thread of its own: more than the socket buffers hold, so it is
         // read only while the victim progresses in its await below (how much the kernel buffers
         // for a reader that does not read differs between hosts).
-        Thread flood = Thread.ofPlatform().name("cts-flood").start(() -> {
+        Thread flood = Thread.ofPlatform().name("flood").start(() -> {
             ByteBuffer many = ByteBuffer.allocate(Frame.HEADER * 4096).order(ByteOrder.LITTLE_ENDIAN);
-            for (int sent = 0; sent <= TcpConnection.MAX_UNMATCHED_CTS; sent += 4096) {
+            for (int sent = 0; sent <= frames; sent += 4096) {
                 many.clear();
                 for (int k = 0; k < 4096; k++) {
-                    many.putInt(Frame.CTS).putInt(9).putLong(sent + k).putLong(64).putLong(0).putLong(0);
+                    frame.put(many, sent + k);
                 }
                 many.flip();
                 try {
@@ -144,43 +168,10 @@ class TcpHostileFrameTest {
                 }
             }
         });
-        TransportException failure = assertThrows(TransportException.class, () -> victim.await(pending, WAIT));
+        TransportException failure = assertThrows(TransportException.class,
+                () -> victim.await(pending, TimeUnit.SECONDS.toNanos(20)));
         assertEquals(0, failure.peer());
-        assertTrue(failure.getMessage().contains("clear-to-sends that no send has used"), failure.getMessage());
-        flood.join(TimeUnit.NANOSECONDS.toMillis(WAIT));
-        assertFalse(flood.isAlive(), "the flood ends once the victim cut the connection");
-    }
-
-    @Test
-    void aPeerThatAsksForReadsWithoutReadingTheResponsesIsCutOff() throws Exception {
-        TcpEndpoint e = p.endpoint();
-        p.connectAsRankZero(e.secretHigh(), e.secretLow());
-        var c = victim.connection(0);
-        RegisteredBuffer other = victim.allocate(64);
-        long pending = c.irecv(other, 0, 64, 1);
-        long key = region.remote().key();
-        // The responses fill the socket, which this peer never reads; the requests come from a
-        // thread of its own, read only while the victim progresses in its await below.
-        Thread flood = Thread.ofPlatform().name("read-flood").start(() -> {
-            ByteBuffer many = ByteBuffer.allocate(Frame.HEADER * 4096).order(ByteOrder.LITTLE_ENDIAN);
-            for (int sent = 0; sent <= TcpConnection.MAX_QUEUED_READ_RESPONSES + (1 << 16); sent += 4096) {
-                many.clear();
-                for (int k = 0; k < 4096; k++) {
-                    many.putInt(Frame.READ_REQ).putInt(0).putLong(key).putLong(0).putLong(4096).putLong(sent + k);
-                }
-                many.flip();
-                try {
-                    while (many.hasRemaining()) {
-                        p.attacker.write(many);
-                    }
-                } catch (java.io.IOException closed) {
-                    return; // cut off already
-                }
-            }
-        });
-        TransportException failure = assertThrows(TransportException.class, () -> victim.await(pending, TimeUnit.SECONDS.toNanos(20)));
-        assertEquals(0, failure.peer());
-        assertTrue(failure.getMessage().contains("read requests without reading the responses"), failure.getMessage());
+        assertTrue(failure.getMessage().contains(why), failure.getMessage());
         flood.join(TimeUnit.NANOSECONDS.toMillis(WAIT));
         assertFalse(flood.isAlive(), "the flood ends once the victim cut the connection");
     }

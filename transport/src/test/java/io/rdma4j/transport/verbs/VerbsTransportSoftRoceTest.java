@@ -8,6 +8,7 @@ import io.rdma4j.transport.RemoteBuffer;
 import io.rdma4j.transport.Transport;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportException;
+import io.rdma4j.transport.bootstrap.Store;
 import io.rdma4j.transport.testing.LocalGroup;
 import io.rdma4j.verbs.testing.SoftRoce;
 import org.junit.jupiter.api.BeforeAll;
@@ -81,6 +82,17 @@ class VerbsTransportSoftRoceTest {
         VerbsConnection c = ((VerbsTransport) t).established(peer);
         assertNotNull(c);
         return c;
+    }
+
+    /** Writes value i into 8-byte slot i of the peer's "slots" with immediate 7 + i, for i below {@code writes}. */
+    private static long[] writeNumberedSlots(Connection c, RegisteredBuffer b, Store store, int writes) {
+        RemoteBuffer slots = RemoteBuffer.fromBytes(store.get("slots", Duration.ofSeconds(30)));
+        long[] ids = new long[writes];
+        for (int i = 0; i < writes; i++) {
+            b.segment().set(ValueLayout.JAVA_LONG, 8L * i, i);
+            ids[i] = c.write(b, 8L * i, slots, 8L * i, 8, 7 + i);
+        }
+        return ids;
     }
 
     private static long awaitImmediate(Connection c) {
@@ -556,12 +568,7 @@ class VerbsTransportSoftRoceTest {
                 assertTrue(((VerbsTransport) t).progressThreadRunning());
                 try (RegisteredBuffer b = t.allocate(8L * writes)) {
                     if (rank == 0) {
-                        RemoteBuffer slots = RemoteBuffer.fromBytes(store.get("slots", Duration.ofSeconds(30)));
-                        long[] ids = new long[writes];
-                        for (int i = 0; i < writes; i++) {
-                            b.segment().set(ValueLayout.JAVA_LONG, 8L * i, i);
-                            ids[i] = c.write(b, 8L * i, slots, 8L * i, 8, 7 + i);
-                        }
+                        long[] ids = writeNumberedSlots(c, b, store, writes);
                         for (long id : ids) {
                             assertEquals(8, t.await(id, WAIT));
                         }
@@ -595,12 +602,7 @@ class VerbsTransportSoftRoceTest {
                 Connection c = t.connection(1 - rank);
                 try (RegisteredBuffer b = t.allocate(8L * writes)) {
                     if (rank == 0) {
-                        RemoteBuffer slots = RemoteBuffer.fromBytes(store.get("slots", Duration.ofSeconds(30)));
-                        long[] ids = new long[writes];
-                        for (int i = 0; i < writes; i++) {
-                            b.segment().set(ValueLayout.JAVA_LONG, 8L * i, i);
-                            ids[i] = c.write(b, 8L * i, slots, 8L * i, 8, 7 + i);
-                        }
+                        long[] ids = writeNumberedSlots(c, b, store, writes);
                         c.flush();
                         for (int i = 0; i < held; i++) {
                             assertEquals(8, t.await(ids[i], WAIT), "write " + i);
