@@ -19,12 +19,14 @@ import java.lang.foreign.ValueLayout;
  * of the peer's immediate ring only after the peer's application polled value
  * {@code k - userRing}, so the peer holds at most that many values it has not polled.</li>
  * </ul>
- * What this side owes the peer (CTS entries consumed, receives re-posted, eager slots freed) is
- * reported by an RDMA write of the whole counter block once a quarter of some window is owed:
- * a report is a packet on the wire, and one per message would double a small message's packets.
- * A quarter keeps three quarters of every window usable meanwhile, and a sender whose window is
- * exhausted has handed the peer enough to owe a report (or, for eager slots, takes the
- * rendezvous path instead), so the threshold never stalls a connection. Not thread-safe.
+ * What this side owes the peer (CTS entries consumed, receives re-posted, eager slots freed, user
+ * immediates polled) is reported by an RDMA write of the whole counter block once a quarter of
+ * some window is owed: a report is a packet on the wire, and one per message would double a small
+ * message's packets. A quarter keeps three quarters of every window usable meanwhile, and a sender
+ * whose window is exhausted has handed the peer enough to owe a report (or, for eager slots,
+ * takes the rendezvous path instead), so the threshold never stalls a connection; the user
+ * ring's report waits for the peer's application to poll, which is the point of that window.
+ * Not thread-safe.
  */
 final class Credits {
     private final int qps;

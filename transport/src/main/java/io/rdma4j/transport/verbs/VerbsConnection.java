@@ -198,6 +198,11 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     private final int[] ringSeen = new int[RECV_DEPTH];
     private long ringDelivered;
     private long ringPolled;
+    /** The values delivered and not polled when the connection was released (its ring went with it), and how many were taken. */
+    private long[] unpolledAtRelease;
+    private int takenAfterRelease;
+    /** The length of each eager slot's message, read once, when it arrived, and checked. */
+    private final long[] eagerLength = new long[EAGER_SLOTS];
     private long lastActivity = System.nanoTime();
     private Liveness.Watch watch;
     private long nextLivenessCheck;
@@ -445,6 +450,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
 
     /** The oldest value delivered and not polled, read from its ring slot, which the peer may then write again. */
     long pollImmediateValue() {
+        if (unpolledAtRelease != null) {
+            return takenAfterRelease < unpolledAtRelease.length ? unpolledAtRelease[takenAfterRelease++] : NO_IMMEDIATE;
+        }
         if (ringPolled == ringDelivered) {
             return NO_IMMEDIATE;
         }
@@ -455,7 +463,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     boolean hasImmediate() {
-        return ringPolled != ringDelivered;
+        return unpolledAtRelease != null ? takenAfterRelease < unpolledAtRelease.length : ringPolled != ringDelivered;
     }
 
     // ---- Progress.
@@ -948,6 +956,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         if (length < 0 || length > layout.eagerBytes) {
             throw protocol("an eager message of " + length + " bytes in a slot of " + layout.eagerBytes);
         }
+        eagerLength[index % EAGER_SLOTS] = length; // the peer's NIC could write the header again
         eagerArrived++;
         takeCarriedCts(at);
         int tag = EagerHeader.tag(control, at);
@@ -980,7 +989,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     /** Receive {@code s} takes the eager message in ring slot {@code index} (or fails if it is too small); the slot is freed. */
     private void deliverEager(int s, long index) {
         long at = layout.eagerSlot(layout.eagerIn, index);
-        long length = EagerHeader.length(control, at);
+        long length = eagerLength[(int) (index % EAGER_SLOTS)];
         if (length > requests.length[s]) {
             failTooSmall(s, length);
         } else {
@@ -1341,6 +1350,13 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             return;
         }
         released = true;
+        // values that arrived before the failure are still the application's to take, as on the
+        // other providers; their ring is in the control region, which goes now
+        long[] unpolled = new long[(int) (ringDelivered - ringPolled)];
+        for (int i = 0; i < unpolled.length; i++) {
+            unpolled[i] = pollImmediateValue();
+        }
+        unpolledAtRelease = unpolled;
         Teardown teardown = new Teardown();
         boolean markers = true;
         for (SendQueue sq : sends) {

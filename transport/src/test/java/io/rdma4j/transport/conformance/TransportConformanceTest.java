@@ -431,6 +431,38 @@ public abstract class TransportConformanceTest {
         });
     }
 
+    /**
+     * Values of writes that arrived before the peer closed are still the application's: taken in
+     * order after the connection failed, then the failure is reported.
+     */
+    @Test
+    void immediatesThatArrivedBeforeThePeerClosedAreStillTaken() throws Exception {
+        group.run(RUN, (rank, t, store) -> {
+            Connection c = t.connection(1 - rank);
+            try (RegisteredBuffer b = t.allocate(24)) {
+                if (rank == 0) {
+                    RemoteBuffer target = lookup(store, "slots");
+                    for (int i = 0; i < 3; i++) {
+                        assertEquals(8, t.await(c.write(b, 8L * i, target, 8L * i, 8, 40 + i), WAIT));
+                    }
+                    store.set("written", new byte[1]);
+                    store.get("first taken", Duration.ofSeconds(30L * STARTUP_SCALE));
+                    t.close();
+                } else {
+                    store.set("slots", b.remote().toBytes());
+                    long closed = c.irecv(b, 0, 8, 99); // fails once the peer closed
+                    store.get("written", Duration.ofSeconds(30L * STARTUP_SCALE));
+                    assertEquals(40, awaitImmediate(c), "the first value, taken while the peer is open");
+                    store.set("first taken", new byte[1]);
+                    assertThrows(TransportException.class, () -> t.await(closed, WAIT));
+                    assertEquals(41, c.pollImmediate(), "a value that arrived before the peer closed");
+                    assertEquals(42, c.pollImmediate());
+                    assertThrows(TransportException.class, c::pollImmediate, "then the connection's failure");
+                }
+            }
+        });
+    }
+
     @ParameterizedTest(name = "{0} bytes")
     @ValueSource(longs = {0, 1, 4095, (1 << 20) + 3})
     void readFetchesThePeersBytes(long size) throws Exception {
