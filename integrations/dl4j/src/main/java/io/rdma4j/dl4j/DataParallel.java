@@ -204,6 +204,7 @@ public final class DataParallel implements AutoCloseable {
     public void fit(DataSetIterator shard, int epochs) {
         Objects.requireNonNull(shard, "shard");
         fitEpochs(shard, shard::resetSupported, shard::reset, epochs, DataSet::numExamples,
+                // passes(...) says 1 without truncated BPTT too; asked first, no arrays are made per step
                 batch -> truncatedBpttSegment() == 0 ? 1
                         : passes(new INDArray[] {batch.getFeatures()}, new INDArray[] {batch.getLabels()}), batch -> {
             switch (model) {

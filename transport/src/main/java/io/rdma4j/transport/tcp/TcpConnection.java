@@ -666,7 +666,6 @@ final class TcpConnection implements Connection {
                 heldForImmediates = true; // the peer's stream waits for the application's polls
                 return work;
             } else if (inLimit - inPos >= Frame.HEADER) {
-                heldForImmediates = false;
                 int p = inPos;
                 inPos += Frame.HEADER;
                 onHeader(input.getInt(p + Frame.OFF_TYPE), input.getInt(p + Frame.OFF_TAG), input.getLong(p + Frame.OFF_A),

@@ -198,9 +198,8 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     private final int[] ringSeen = new int[RECV_DEPTH];
     private long ringDelivered;
     private long ringPolled;
-    /** The values delivered and not polled when the connection was released (its ring went with it), and how many were taken. */
-    private long[] unpolledAtRelease;
-    private int takenAfterRelease;
+    /** The values delivered and not polled when the connection was released (its ring went with it). */
+    private LongRing unpolledAtRelease;
     /** The length of each eager slot's message, read once, when it arrived, and checked. */
     private final long[] eagerLength = new long[EAGER_SLOTS];
     private long lastActivity = System.nanoTime();
@@ -451,7 +450,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     /** The oldest value delivered and not polled, read from its ring slot, which the peer may then write again. */
     long pollImmediateValue() {
         if (unpolledAtRelease != null) {
-            return takenAfterRelease < unpolledAtRelease.length ? unpolledAtRelease[takenAfterRelease++] : NO_IMMEDIATE;
+            return unpolledAtRelease.isEmpty() ? NO_IMMEDIATE : unpolledAtRelease.poll();
         }
         if (ringPolled == ringDelivered) {
             return NO_IMMEDIATE;
@@ -463,7 +462,7 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
     }
 
     boolean hasImmediate() {
-        return unpolledAtRelease != null ? takenAfterRelease < unpolledAtRelease.length : ringPolled != ringDelivered;
+        return unpolledAtRelease != null ? !unpolledAtRelease.isEmpty() : ringPolled != ringDelivered;
     }
 
     // ---- Progress.
@@ -1352,9 +1351,9 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         released = true;
         // values that arrived before the failure are still the application's to take, as on the
         // other providers; their ring is in the control region, which goes now
-        long[] unpolled = new long[(int) (ringDelivered - ringPolled)];
-        for (int i = 0; i < unpolled.length; i++) {
-            unpolled[i] = pollImmediateValue();
+        LongRing unpolled = new LongRing((int) (ringDelivered - ringPolled));
+        for (long v; (v = pollImmediateValue()) != NO_IMMEDIATE; ) {
+            unpolled.add(v);
         }
         unpolledAtRelease = unpolled;
         Teardown teardown = new Teardown();
