@@ -1,6 +1,7 @@
 package io.rdma4j.collectives;
 
 import io.rdma4j.collectives.core.CommState;
+import io.rdma4j.collectives.core.Engine;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.LockSupport;
@@ -25,7 +26,7 @@ final class ProgressThread implements Runnable {
         this.queue = queue;
         this.engineLock = engineLock;
         this.state = state;
-        this.thread = new Thread(this, name);
+        this.thread = new Engine.Background(this, name);
         thread.setDaemon(true);
         thread.start();
     }

@@ -64,8 +64,8 @@ public interface IdleStrategy {
          * peers they wait for, so a wait advances only when the scheduler preempts a spinner (4
          * ranks on 2 cores over TCP: about 17 ms per 8 B allreduce, 65-84 us with the backoff).
          */
-        public String warning(int pollersOnHost) {
-            if (this != BUSY_SPIN || !oversubscribed(pollersOnHost)) {
+        public String warning(int pollersOnHost, boolean eachOnOwnCpus) {
+            if (this != BUSY_SPIN || eachOnOwnCpus || !oversubscribed(pollersOnHost)) {
                 return null;
             }
             return "RDMA4J_IDLE_STRATEGY=busy-spin with " + pollersOnHost + " polling processes on "
@@ -81,7 +81,7 @@ public interface IdleStrategy {
          * as well be one rank's alone, where a message often ends a wait within a few polls.
          */
         public IdleStrategy newInstance() {
-            return newInstance(Integer.MAX_VALUE, Backoff.DEFAULT_SPINS);
+            return create(Backoff.DEFAULT_SPINS, false);
         }
 
         /**
@@ -98,17 +98,36 @@ public interface IdleStrategy {
          * the awaited peer waits for a core, and each further poll keeps it from one (over TCP
          * every poll is a system call; 4 unbound ranks on 2 cores, 8 B-32 KiB allreduce, four
          * passes taking turns: 22-36 us per 8 B call with no spins against 30-47 us after ten).
-         * Ranks bound to a core each see one CPU and count as oversubscribed, but each has its
-         * core: they keep the spins (2 ranks, shm ping-pong of 8 B: 0.19-0.20 us one-way with
-         * them, 0.29-0.30 without). Re-measure both with {@code allreduce-perf --ranks 4 -t tcp}
-         * and {@code p2p-perf -t shm --measure latency} against a build that spins differently.
+         * Ranks bound to a core each see one CPU and count as oversubscribed here, but each has
+         * its core: they keep the spins (2 ranks, shm ping-pong of 8 B: 0.19-0.20 us one-way with
+         * them, 0.29-0.30 without), and get the dedicated phases from
+         * {@link #newInstance(int, boolean)} when the caller knows that they have. Re-measure
+         * both with {@code allreduce-perf --ranks 4 -t tcp} and {@code p2p-perf -t shm --measure
+         * latency} against a build that spins differently.
          */
         public IdleStrategy newInstance(int pollersOnHost) {
-            return newInstance(pollersOnHost, OnlineCpus.outnumberedBy(pollersOnHost) ? 0 : Backoff.DEFAULT_SPINS);
+            return newInstance(pollersOnHost, false);
         }
 
-        private IdleStrategy newInstance(int pollersOnHost, int spins) {
-            boolean dedicated = !oversubscribed(pollersOnHost);
+        /**
+         * As {@link #newInstance(int)}, for a caller that knows whether the host's pollers are
+         * bound to CPUs none of the others may use ({@code eachOnOwnCpus}, from their exchanged
+         * affinities: {@code OnlineCpus.eachOnOwnCpus}): then each has a core, as when unbound
+         * pollers fit the cores, and the backoff spins and yields for the dedicated times. A rank
+         * bound to one CPU sees only that one, so without this it counts as oversubscribed and
+         * yields after {@link Backoff#DEFAULT_SPINS} spins, which a wait for a peer two cache-line
+         * transfers away outlasts when those are slow: 2 bound ranks, shm allreduce of 8 B-4 KiB
+         * on a 2-vCPU VM whose vCPUs were 220-350 ns apart, seven passes taking turns: 0.47-1.58 us
+         * per call at 8-256 B yielding, 0.37-0.67 us spinning on (Open MPI 0.49-0.73), 512 B
+         * 1.49-1.90 against 0.73-0.86 us. Re-measure with {@code allreduce-perf --ranks 2 -b 8 -e
+         * 4096 -f 2} against a build that passes false here.
+         */
+        public IdleStrategy newInstance(int pollersOnHost, boolean eachOnOwnCpus) {
+            int spins = OnlineCpus.outnumberedBy(pollersOnHost) ? 0 : Backoff.DEFAULT_SPINS;
+            return create(spins, eachOnOwnCpus || !oversubscribed(pollersOnHost));
+        }
+
+        private IdleStrategy create(int spins, boolean dedicated) {
             return switch (this) {
                 case BUSY_SPIN -> new BusySpin();
                 case YIELD -> new Yield();

@@ -199,11 +199,19 @@ public final class TransportConfig {
 
     /** The idle strategy for one of {@code pollersOnHost} processes polling on this host at once. */
     public IdleStrategy newIdleStrategy(int pollersOnHost) {
-        String warning = idleStrategy.warning(pollersOnHost);
+        return newIdleStrategy(pollersOnHost, false);
+    }
+
+    /**
+     * The same, when the caller knows whether those processes are bound to CPUs of their own
+     * ({@link IdleStrategy.Kind#newInstance(int, boolean)}).
+     */
+    public IdleStrategy newIdleStrategy(int pollersOnHost, boolean eachOnOwnCpus) {
+        String warning = idleStrategy.warning(pollersOnHost, eachOnOwnCpus);
         if (warning != null) {
             LOG.log(Level.WARNING, warning);
         }
-        return idleStrategy.newInstance(pollersOnHost);
+        return idleStrategy.newInstance(pollersOnHost, eachOnOwnCpus);
     }
 
     public boolean hugePages() { return hugePages; }

@@ -85,6 +85,16 @@ class IdleStrategyTest {
             }
             assertFalse(bound.spinning(), "then yields");
         }
+        // Bound apart (each poller sees its own CPUs only, more pollers than this process's CPUs):
+        // dedicated, as when unbound pollers fit the cores.
+        IdleStrategy.Backoff boundApart = (IdleStrategy.Backoff) IdleStrategy.Kind.BACKOFF.newInstance(cores + 1, true);
+        IdleStrategy.Backoff boundTogether = (IdleStrategy.Backoff) IdleStrategy.Kind.BACKOFF.newInstance(cores + 1, false);
+        for (int i = 0; i < IdleStrategy.Backoff.DEFAULT_SPINS; i++) {
+            boundApart.idle(0);
+            boundTogether.idle(0);
+        }
+        assertTrue(boundApart.spinning(), "bound to CPUs of its own: keeps spinning for its spin time");
+        assertFalse(boundTogether.spinning(), "sharing its CPUs with the other pollers: yields after the default spins");
         IdleStrategy.Backoff unknown = (IdleStrategy.Backoff) IdleStrategy.Kind.BACKOFF.newInstance();
         for (int i = 0; i < IdleStrategy.Backoff.DEFAULT_SPINS; i++) {
             assertTrue(unknown.spinning(), "unknown sharing: polls the default spins first");
@@ -124,11 +134,12 @@ class IdleStrategyTest {
     @Test
     void busySpinningRanksThatOutnumberTheCoresAreWarnedOf() {
         int cores = Runtime.getRuntime().availableProcessors();
-        String w = IdleStrategy.Kind.BUSY_SPIN.warning(cores + 2);
+        String w = IdleStrategy.Kind.BUSY_SPIN.warning(cores + 2, false);
         assertNotNull(w);
         assertTrue(w.contains("busy-spin") && w.contains((cores + 2) + " polling processes") && w.contains(cores + " cores"), w);
-        assertNull(IdleStrategy.Kind.BUSY_SPIN.warning(cores), "every spinner has a core");
-        assertNull(IdleStrategy.Kind.BACKOFF.warning(cores + 2), "the backoff yields when oversubscribed");
-        assertNull(IdleStrategy.Kind.YIELD.warning(cores + 2));
+        assertNull(IdleStrategy.Kind.BUSY_SPIN.warning(cores, false), "every spinner has a core");
+        assertNull(IdleStrategy.Kind.BUSY_SPIN.warning(cores + 2, true), "bound to CPUs of their own: each has a core");
+        assertNull(IdleStrategy.Kind.BACKOFF.warning(cores + 2, false), "the backoff yields when oversubscribed");
+        assertNull(IdleStrategy.Kind.YIELD.warning(cores + 2, false));
     }
 }

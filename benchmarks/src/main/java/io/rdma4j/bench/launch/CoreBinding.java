@@ -3,7 +3,6 @@ package io.rdma4j.bench.launch;
 import io.rdma4j.nativesupport.internal.OnlineCpus;
 
 import java.io.File;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -74,16 +73,7 @@ final class CoreBinding {
 
     /** The CPUs this process may run on, from /proc/self/status (empty where unknown). */
     static List<Integer> allowedCpus() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("Cpus_allowed_list:")) {
-                    return OnlineCpus.list(line.substring(line.indexOf(':') + 1).trim());
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            // not Linux, or an unexpected format: no binding
-        }
-        return List.of();
+        return OnlineCpus.list(OnlineCpus.allowedList());
     }
 
     private static boolean onPath(String program, String path) {

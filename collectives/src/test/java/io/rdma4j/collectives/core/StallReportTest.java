@@ -29,7 +29,7 @@ class StallReportTest {
                 .withStallCheck(Duration.ofMillis(5));
         IdleStrategy park = new IdleStrategy.Backoff(0, 0, 20_000, 20_000);
         ScriptedStall op = new ScriptedStall(board, cs.board());
-        new Engine(options, board, park, false).drive(op, cs, new int[] {0, 1, 2, 3});
+        new Engine(options, board, park, park, false).drive(op, cs, new int[] {0, 1, 2, 3});
 
         assertEquals(1, op.reportedInFirstStall, "the first stall's register names the rank waited for");
         assertEquals(3, op.reportedInSecondStall,

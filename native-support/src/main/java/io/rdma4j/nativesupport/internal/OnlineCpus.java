@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 
 /**
@@ -16,6 +17,7 @@ import java.util.List;
  */
 public final class OnlineCpus {
     private static final Path ONLINE = Path.of("/sys/devices/system/cpu/online");
+    private static final Path STATUS = Path.of("/proc/self/status");
     private static final int COUNT = limited(read(ONLINE),
             cgroupLimit(Path.of("/sys/fs/cgroup"), text(Path.of("/proc/self/cgroup"))));
 
@@ -125,6 +127,55 @@ public final class OnlineCpus {
 
     static boolean outnumberedBy(int pollers, int online, int ownCpus) {
         return online > 0 && pollers > Math.max(online, ownCpus);
+    }
+
+    /**
+     * Whether processes with these CPU affinities (one Linux CPU list each, as
+     * {@link #allowedList()} reads it) can each run on CPUs of its own: no CPU in two of them, and
+     * not more of them than the machine, or its container, may keep busy ({@link #count()}). Bound
+     * ranks ({@code taskset}, {@code mpirun --bind-to core}) see one CPU each and cannot tell this
+     * from their own affinity; ranks that share an affinity (unbound, or all bound to one CPU) are
+     * not, whatever its size; an unknown or malformed list says no.
+     */
+    public static boolean eachOnOwnCpus(List<String> cpuLists) {
+        return eachOnOwnCpus(cpuLists, COUNT);
+    }
+
+    static boolean eachOnOwnCpus(List<String> cpuLists, int machineCpus) {
+        if (machineCpus > 0 && cpuLists.size() > machineCpus) {
+            return false;
+        }
+        BitSet taken = new BitSet();
+        for (String cpuList : cpuLists) {
+            List<Integer> cpus = list(cpuList);
+            if (cpus.isEmpty()) {
+                return false;
+            }
+            for (int c : cpus) {
+                if (taken.get(c)) {
+                    return false;
+                }
+                taken.set(c);
+            }
+        }
+        return true;
+    }
+
+    /**
+     * This process's CPU affinity as Linux writes it ({@code Cpus_allowed_list} of
+     * {@code /proc/self/status}, e.g. {@code 0-3}), "" where it does not say.
+     */
+    public static String allowedList() {
+        return allowedList(text(STATUS));
+    }
+
+    static String allowedList(String status) {
+        for (String line : status.split("\n")) {
+            if (line.startsWith("Cpus_allowed_list:")) {
+                return line.substring(line.indexOf(':') + 1).trim();
+            }
+        }
+        return "";
     }
 
     static int read(Path file) {

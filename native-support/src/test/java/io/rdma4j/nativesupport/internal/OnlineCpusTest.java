@@ -108,4 +108,26 @@ class OnlineCpusTest {
         assertFalse(OnlineCpus.outnumberedBy(4, 0, 2), "the machine does not say: not certain");
         assertFalse(OnlineCpus.outnumberedBy(3, 2, 4), "more CPUs for this process than listed online: those count");
     }
+
+    @Test
+    void pollersAreOnCpusOfTheirOwnOnlyWhenNoCpuIsInTwoOfTheirAffinities() {
+        assertTrue(OnlineCpus.eachOnOwnCpus(List.of("0", "1"), 2), "taskset -c 0 / -c 1");
+        assertTrue(OnlineCpus.eachOnOwnCpus(List.of("0-1", "2-3", "4"), 8), "sets of several CPUs, apart");
+        assertFalse(OnlineCpus.eachOnOwnCpus(List.of("0-1", "0-1"), 2), "unbound: one affinity shared");
+        assertFalse(OnlineCpus.eachOnOwnCpus(List.of("0", "0"), 2), "both bound to one CPU (a container's cpuset)");
+        assertFalse(OnlineCpus.eachOnOwnCpus(List.of("0-1", "1-2"), 4), "overlapping");
+        assertFalse(OnlineCpus.eachOnOwnCpus(List.of("0", "1", "2"), 2), "more of them than the machine may keep busy");
+        assertTrue(OnlineCpus.eachOnOwnCpus(List.of("0", "1", "2"), 0), "the machine does not say: the affinities do");
+        assertFalse(OnlineCpus.eachOnOwnCpus(List.of("0", ""), 2), "an affinity unknown");
+        assertFalse(OnlineCpus.eachOnOwnCpus(List.of("0", "1-x"), 2), "an affinity malformed");
+    }
+
+    @Test
+    void thisProcesssAffinityIsReadFromItsStatus() {
+        assertEquals("0-3,8", OnlineCpus.allowedList("Name:\tjava\nCpus_allowed:\t10f\nCpus_allowed_list:\t0-3,8\nMems_allowed:\t1\n"));
+        assertEquals("", OnlineCpus.allowedList("Name:\tjava\n"), "not said: unknown");
+        List<Integer> mine = OnlineCpus.list(OnlineCpus.allowedList());
+        assertTrue(mine.size() >= Runtime.getRuntime().availableProcessors(),
+                "this JVM's CPUs come from its affinity, lowered by a CPU quota at most: " + mine);
+    }
 }
