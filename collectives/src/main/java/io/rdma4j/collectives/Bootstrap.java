@@ -15,6 +15,8 @@ import io.rdma4j.transport.bootstrap.TcpStore;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -36,6 +38,8 @@ final class Bootstrap {
      */
     private static final String ABANDONED_KEY = "rdma4j/comm/abandoned/";
     private static final String HOST_KEY = "rdma4j/comm/host/";
+    /** Each rank's CPU affinity ({@code Cpus_allowed_list}), beside its host identity. */
+    private static final String CPUS_KEY = "rdma4j/comm/cpus/";
     /** Where the transports a world creates keep their keys: under its id. */
     private static final String WORLD_KEY = "rdma4j/world/";
     private static final String PIPELINE_KEY = "rdma4j/comm/pipeline/";
@@ -95,9 +99,8 @@ final class Bootstrap {
         Transport local = b.localTransport;
         boolean ownsLocal = false;
         try {
-            HostPlacement placement = store == null ? HostPlacement.singleHost(size)
+            Topology topo = store == null ? Topology.singleHost(size)
                     : exchangeHosts(store, id, rank, size, b.hostId != null ? b.hostId : defaultHostId(), tc.timeout());
-            Topology topo = placement.topology();
             boolean multiHost = topo.hosts() > 1 && topo.uniform() && topo.localSize(rank) > 1;
             if (local == null && b.autoLocal && multiHost && store != null
                     && !"shm".equals(t.provider())) {
@@ -121,13 +124,15 @@ final class Bootstrap {
                 effective = agreePipeline(store, id, rank, effective, tc.timeout());
             }
             // A caller waiting for its own call may keep a CPU of its own busy; the progress thread
-            // idles as if the CPUs were shared, which they are with the computation it overlaps.
-            // Not over TCP, where every poll is a system call on the socket the kernel delivers
-            // into: 2 bound ranks, 32 KiB allreduce, 24-32 us polling on against 21-26 us yielding
-            // after the default spins (four passes taking turns).
-            boolean ownCpus = !"tcp".equals(t.provider()) && placement.eachOnOwnCpus(rank);
+            // idles as the count of ranks alone says, without what the affinities add: it shares
+            // its CPU with the computation it overlaps. Not over TCP, where every poll is a system
+            // call on the socket the kernel delivers into: 2 bound ranks, 32 KiB allreduce, 24-32 us
+            // polling on against 21-26 us yielding after the default spins (four passes taking turns).
+            boolean ownCpus = store != null && !"tcp".equals(t.provider())
+                    && localRanksOnOwnCpus(store, id, rank, topo, tc.timeout());
             IdleStrategy idle = tc.newIdleStrategy(localRanks, ownCpus);
-            Engine engine = new Engine(effective, new FaultBoard(store), idle, tc.newIdleStrategy(localRanks), crowded);
+            IdleStrategy background = tc.idleStrategy().newInstance(localRanks); // its warning, if any, was logged
+            Engine engine = new Engine(effective, new FaultBoard(store), idle, background, crowded);
             return new World(engine, t, ownsTransport, store, b.ownsStore, id, local, ownsLocal, topo, h,
                     b.policy.forTransport(t.provider()));
         } catch (RuntimeException | Error e) {
@@ -194,17 +199,32 @@ final class Bootstrap {
     }
 
     /** The first wait for every other rank: bounded by the transport's timeout (RDMA4J_TIMEOUT_MS), as connecting is. */
-    private static HostPlacement exchangeHosts(Store store, String worldId, int rank, int size, String id,
-                                               Duration timeout) {
+    private static Topology exchangeHosts(Store store, String worldId, int rank, int size, String id, Duration timeout) {
+        // the affinity first: a rank that read this rank's host identity finds it set
+        store.set(CPUS_KEY + worldId + "/" + rank, OnlineCpus.allowedList().getBytes(StandardCharsets.UTF_8));
         String key = HOST_KEY + worldId + "/";
-        String mine = HostPlacement.encode(id, OnlineCpus.allowedList());
-        store.set(key + rank, mine.getBytes(StandardCharsets.UTF_8));
-        String[] values = new String[size];
+        store.set(key + rank, id.getBytes(StandardCharsets.UTF_8));
+        String[] ids = new String[size];
         for (int r = 0; r < size; r++) {
-            values[r] = r == rank ? mine : new String(awaitRank(store, key + r, r, timeout, "its host identity"),
+            ids[r] = r == rank ? id : new String(awaitRank(store, key + r, r, timeout, "its host identity"),
                     StandardCharsets.UTF_8);
         }
-        return HostPlacement.decode(values);
+        return new Topology(ids);
+    }
+
+    /**
+     * Whether the ranks of {@code rank}'s host are bound to CPUs none of the others may use
+     * ({@link OnlineCpus#eachOnOwnCpus}), from the affinities they published with their host
+     * identity. Only this world's ranks of this host identity count: other jobs on the machine,
+     * and ranks the job gave other host identities on it, are not seen.
+     */
+    static boolean localRanksOnOwnCpus(Store store, String worldId, int rank, Topology topo, Duration timeout) {
+        List<String> affinities = new ArrayList<>();
+        for (int r : topo.ranksOfHost(topo.hostOf(rank))) {
+            affinities.add(new String(awaitRank(store, CPUS_KEY + worldId + "/" + r, r, timeout, "its CPU affinity"),
+                    StandardCharsets.UTF_8));
+        }
+        return OnlineCpus.eachOnOwnCpus(affinities);
     }
 
     /** {@code key}, which rank {@code r} sets when it builds its world; a timeout names that rank. */

@@ -1,5 +1,6 @@
 package io.rdma4j.collectives;
 
+import io.rdma4j.collectives.core.Engine;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.FileStore;
@@ -17,6 +18,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -151,6 +153,8 @@ class CommunicatorLocalTest {
             sub.allReduceAsync(MemorySegment.ofArray(f), DataType.F32, ReduceOp.SUM).await(Duration.ofSeconds(5));
             Thread progress = Thread.getAllStackTraces().keySet().stream()
                     .filter(t -> t.threadId() == sub.progressThreadId()).findFirst().orElseThrow();
+            assertInstanceOf(Engine.Background.class, progress,
+                    "the engine idles a progress thread with its background strategy");
             world.close(); // the split is never closed by the program
             progress.join(Duration.ofSeconds(10));
             assertFalse(progress.isAlive(), "the split's progress thread outlived its world");

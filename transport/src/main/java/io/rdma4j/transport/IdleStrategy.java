@@ -64,6 +64,15 @@ public interface IdleStrategy {
          * peers they wait for, so a wait advances only when the scheduler preempts a spinner (4
          * ranks on 2 cores over TCP: about 17 ms per 8 B allreduce, 65-84 us with the backoff).
          */
+        public String warning(int pollersOnHost) {
+            return warning(pollersOnHost, false);
+        }
+
+        /**
+         * As {@link #warning(int)}, for pollers known to be bound to CPUs none of the others may
+         * use or not ({@code eachOnOwnCpus}, see {@link #newInstance(int, boolean)}): those
+         * spin on CPUs of their own and get no warning.
+         */
         public String warning(int pollersOnHost, boolean eachOnOwnCpus) {
             if (this != BUSY_SPIN || eachOnOwnCpus || !oversubscribed(pollersOnHost)) {
                 return null;

@@ -182,9 +182,14 @@ public final class OnlineCpus {
         return list(text(file)).size();
     }
 
+    /** Above any CPU number Linux gives (its NR_CPUS is at most 8192): a list naming one is malformed. */
+    static final int MAX_CPU = 65535;
+
     /**
      * The CPUs of a Linux CPU list such as {@code 0-3,8,10-11} (as {@code /sys} and
-     * {@code /proc/self/status} write them), in its order; empty for a malformed one.
+     * {@code /proc/self/status} write them), in its order; empty for a malformed one (also one
+     * naming a CPU above {@link #MAX_CPU}: such a list comes from no kernel, and another rank's
+     * published affinity must not make this one expand billions of numbers).
      */
     public static List<Integer> list(String cpuList) {
         List<Integer> cpus = new ArrayList<>();
@@ -193,7 +198,7 @@ public final class OnlineCpus {
                 int dash = part.indexOf('-');
                 int first = Integer.parseInt((dash < 0 ? part : part.substring(0, dash)).trim());
                 int last = dash < 0 ? first : Integer.parseInt(part.substring(dash + 1).trim());
-                if (first < 0 || last < first) {
+                if (first < 0 || last < first || last > MAX_CPU) {
                     return List.of();
                 }
                 for (int c = first; c <= last; c++) {

@@ -23,6 +23,8 @@ class OnlineCpusTest {
         assertEquals(List.of(), OnlineCpus.list("3-1"), "malformed: none");
         assertEquals(List.of(), OnlineCpus.list("0,x"), "malformed: none");
         assertEquals(List.of(), OnlineCpus.list("-1"), "malformed: none");
+        assertEquals(List.of(), OnlineCpus.list("0-2147483647"), "beyond any CPU Linux numbers: none (not 2^31 numbers)");
+        assertEquals(OnlineCpus.MAX_CPU + 1, OnlineCpus.list("0-" + OnlineCpus.MAX_CPU).size());
     }
 
     @Test
