@@ -143,10 +143,14 @@ class SharedWindowAllReduceTest {
         }
     }
 
-    /** Three ranks (the fold's loop runs), every type and operator, counts 0/1/7, both placements, heap too. */
+    /**
+     * Three ranks (the fold's loop runs), every type and operator, both placements, heap too;
+     * counts 0, 1 and 7, and those that fill the slot's first cache line behind its header (32
+     * bytes) and go one element past it, where the payload is split between two lines.
+     */
     @Test
     void everyTypeAndOperatorInAndOutOfPlace() throws Exception {
-        everyTypeAndOperator(3, type -> new long[] {0, 1, 7}, (rank, c) -> {
+        everyTypeAndOperator(3, type -> new long[] {0, 1, 7, 32 / type.byteSize(), 32 / type.byteSize() + 1}, (rank, c) -> {
             double[] d = {rank, -rank, 0.5}; // heap array, through the window without any scratch
             c.allReduce(d, ReduceOp.MAX);
             assertArrayEquals(new double[] {2, 0, 0.5}, d);

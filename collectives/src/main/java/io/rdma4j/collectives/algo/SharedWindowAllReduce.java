@@ -39,8 +39,10 @@ import java.lang.invoke.VarHandle;
  *
  * <p><b>Slots and sequence values.</b> The window holds two cache-line aligned slots, used
  * alternately by the call number k (counted over this op's pieces, which every rank goes through
- * in the same order): sequence word, descriptor, payload. The sequence word says {@code 2k-1} when the
- * input of call k is there and {@code 2k} when its reduced shard is. A rank publishes call k+2
+ * in the same order): sequence word, packed descriptor, payload (the first 32 bytes of it in the
+ * header's cache line), and in the slot's last line the word a sleeping rank sets (below). The
+ * sequence word says {@code 2k-1} when the input of call k is there and {@code 2k} when its
+ * reduced shard is. A rank publishes call k+2
  * into the slot of call k only after it has seen every peer's input of call k+1, which each peer
  * publishes only after it has finished call k (its last read of this slot); so no slot is
  * overwritten while somebody still reads it. The shard a rank overwrites with its result is one
@@ -71,18 +73,22 @@ public final class SharedWindowAllReduce extends CollectiveOp {
      */
     static final long TWO_RANK_SHARDED_MIN_BYTES = 128 << 10;
     private static final long SEQ = 0;
-    /** 1 + the rank whose sequence word this rank sleeps on (0: awake); see {@link #sleep}. */
-    private static final long SLEEPING_ON = 8;
-    private static final long DESC = 16;
+    /** The call's descriptor, packed ({@link Descriptor#writePacked}: no magic, no sender). */
+    private static final long DESC = 8;
     /**
-     * The payload follows the header (sequence word, sleeper word, descriptor) directly: a
-     * reader's one cache-line miss on the sequence word brings the descriptor and up to 16 bytes
-     * of data too.
+     * The payload follows the header (sequence word, packed descriptor) directly: a reader's one
+     * cache-line miss on the sequence word brings the descriptor and up to 32 bytes of data too,
+     * so vectors of up to 32 bytes (a few scalars: a loss, some metrics) cost the reader one line.
      */
-    static final long PAYLOAD = DESC + Descriptor.BYTES;
+    static final long PAYLOAD = DESC + Descriptor.PACKED_BYTES;
     private static final long SLOT_ALIGN = 64;
     /** Payload bytes in the slot's first cache line, behind the header. */
     private static final long HEAD_PAYLOAD = SLOT_ALIGN - PAYLOAD;
+    /**
+     * 1 + the rank whose sequence word this rank sleeps on (0: awake; see {@link #sleep}), in
+     * the slot's last cache line, which no payload uses: off the line the readers poll.
+     */
+    private static final long SLEEPER_LINE = SLOT_ALIGN;
     /** Shards are whole multiples of this (but the last), so each is whole SIMD vectors of any type. */
     private static final long SHARD_ALIGN = 64;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -127,7 +133,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
 
     /** Largest piece (bytes) that goes through the window in one go; 0 when it is too small to be of use. */
     public long capacity() {
-        return Math.max(0, slotBytes - PAYLOAD) & -SHARD_ALIGN;
+        return Math.max(0, slotBytes - SLEEPER_LINE - PAYLOAD) & -SHARD_ALIGN;
     }
 
     /**
@@ -183,7 +189,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         if (bytes > head) {
             BulkCopy.copy(send, off + head, mine, base + PAYLOAD + head, bytes - head);
         }
-        hs.write(mine, base + DESC);
+        hs.writePacked(mine, base + DESC);
         if (head > 0) {
             BulkCopy.copy(send, off, mine, base + PAYLOAD, head);
         }
@@ -207,7 +213,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         VarHandle.fullFence();
         long me = g.rank() + 1;
         for (int p = 0; p < slots.length; p++) {
-            if (p != g.rank() && (long) LONG.getVolatile(slots[p], base + SLEEPING_ON) == me) {
+            if (p != g.rank() && (long) LONG.getVolatile(slots[p], sleeperWord()) == me) {
                 window.wake(base + SEQ);
                 return;
             }
@@ -231,12 +237,12 @@ public final class SharedWindowAllReduce extends CollectiveOp {
             return true; // arrived meanwhile: the next step sees it
         }
         MemorySegment mine = slots[g.rank()];
-        LONG.setVolatile(mine, base + SLEEPING_ON, (long) peer + 1);
+        LONG.setVolatile(mine, sleeperWord(), (long) peer + 1);
         VarHandle.fullFence();
         try {
             return sequence(peer) != seen || window.sleepWhile(g.transportRank(peer), base + SEQ, (int) seen, nanos);
         } finally {
-            LONG.setVolatile(mine, base + SLEEPING_ON, 0L);
+            LONG.setVolatile(mine, sleeperWord(), 0L);
         }
     }
 
@@ -250,8 +256,8 @@ public final class SharedWindowAllReduce extends CollectiveOp {
             if (!arrived(next)) {
                 return progressed;
             }
-            if (awaited % 2 == 1 && !hs.matchesHeader(slots[next], base + DESC)) {
-                throw mismatch(g, next, slots[next], base + DESC, Descriptor.BYTES);
+            if (awaited % 2 == 1 && !hs.matchesPacked(slots[next], base + DESC)) {
+                throw mismatch(g, next, Descriptor.readPacked(slots[next], base + DESC));
             }
             progressed = true;
         }
@@ -344,6 +350,11 @@ public final class SharedWindowAllReduce extends CollectiveOp {
             throw e;
         }
         return false;
+    }
+
+    /** The current slot's sleeper word (see {@link #SLEEPER_LINE}). */
+    private long sleeperWord() {
+        return base + slotBytes - SLEEPER_LINE;
     }
 
     private long sequence(int peer) {

@@ -147,7 +147,8 @@ public abstract class CollectiveOp {
         return mismatch(g, peer, Descriptor.read(s, off, received));
     }
 
-    private CollectiveMismatchException mismatch(Group g, int peer, Descriptor theirs) {
+    /** The mismatch error for a peer whose descriptor {@code theirs} (null: unrecognised) is not this call's. */
+    protected final CollectiveMismatchException mismatch(Group g, int peer, Descriptor theirs) {
         int w = g.worldRank(peer);
         String them = theirs == null ? "an unrecognised message (not a collective descriptor)" : theirs.toString();
         return new CollectiveMismatchException(w, "collective mismatch: rank " + g.worldRank(g.rank()) + " called "

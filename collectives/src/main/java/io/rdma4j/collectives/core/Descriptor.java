@@ -113,6 +113,30 @@ public final class Descriptor {
         return d;
     }
 
+    /** Bytes that {@link #writePacked} writes. */
+    public static final int PACKED_BYTES = 24;
+
+    /**
+     * Writes what {@link #matchesPacked} compares, in {@link #PACKED_BYTES}: the shape
+     * ({@link #packedShape}), the sequence number and the count, without the magic and the sender
+     * (for memory whose owner and validity the reader knows otherwise: a shared window's slot).
+     */
+    public void writePacked(MemorySegment s, long off) {
+        s.set(L, off, packedShape());
+        s.set(L, off + 8, seq);
+        s.set(L, off + 16, count);
+    }
+
+    /** Whether the packed descriptor at {@code off} ({@link #writePacked}) equals this one (the sender aside). */
+    public boolean matchesPacked(MemorySegment s, long off) {
+        return s.get(L, off) == packedShape() && s.get(L, off + 8) == seq && s.get(L, off + 16) == count;
+    }
+
+    /** Decodes a packed descriptor ({@link #writePacked}; error path only): its sender is unknown, 0. */
+    public static Descriptor readPacked(MemorySegment s, long off) {
+        return unpack(s.get(L, off), s.get(L, off + 16), s.get(L, off + 8));
+    }
+
     /** Packs kind, dtype, op, algo and root into one long (for the fault board's registers). */
     public long packedShape() {
         return ((long) kind.ordinal() & 0xFF) << 56 | ((long) dtype & 0xFF) << 48 | ((long) op & 0xFF) << 40

@@ -71,9 +71,9 @@ class DescriptorTest {
         }
     }
 
-    @Test
-    void everyComparedFieldThatDiffersIsAMismatchAndTheSenderIsNot() {
-        List<Consumer<Descriptor>> changes = List.of(
+    /** The changes of one compared field each, to {@link #sample()}. */
+    private static List<Consumer<Descriptor>> fieldChanges() {
+        return List.of(
                 d -> d.kind = CollectiveKind.ALL_REDUCE,
                 d -> d.dtype = DataType.F32.code(),
                 d -> d.op = ReduceOp.SUM.code(),
@@ -81,6 +81,11 @@ class DescriptorTest {
                 d -> d.seq++,
                 d -> d.count--,
                 d -> d.root = 0);
+    }
+
+    @Test
+    void everyComparedFieldThatDiffersIsAMismatchAndTheSenderIsNot() {
+        List<Consumer<Descriptor>> changes = fieldChanges();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment s = arena.allocate(Descriptor.BYTES);
             Descriptor mine = sample();
@@ -99,6 +104,46 @@ class DescriptorTest {
             assertTrue(mine.matchesHeader(s, 0));
             s.set(ValueLayout.JAVA_BYTE, 0, (byte) 'X');
             assertFalse(mine.matchesHeader(s, 0), "a wrong magic");
+        }
+    }
+
+    /** The shared window's 24-byte form: the same comparison without the magic, and what an error message reads back. */
+    @Test
+    void thePackedFormComparesTheSameFieldsAndReadsBack() {
+        List<Consumer<Descriptor>> changes = fieldChanges();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment s = arena.allocate(Descriptor.PACKED_BYTES, 8);
+            Descriptor mine = sample();
+            mine.writePacked(s, 0);
+            assertTrue(mine.matchesPacked(s, 0));
+            for (int c = 0; c < changes.size(); c++) {
+                Descriptor theirs = sample();
+                changes.get(c).accept(theirs);
+                theirs.writePacked(s, 0);
+                assertFalse(mine.matchesPacked(s, 0), "change " + c + " went unnoticed");
+            }
+            Descriptor otherSender = sample();
+            otherSender.sender = 0;
+            otherSender.writePacked(s, 0);
+            assertTrue(mine.matchesPacked(s, 0), "the sender is not compared");
+
+            Descriptor back = Descriptor.readPacked(s, 0);
+            assertEquals(CollectiveKind.BROADCAST, back.kind);
+            assertEquals(DataType.F64.code(), back.dtype);
+            assertEquals(ReduceOp.MAX.code(), back.op);
+            assertEquals(2, back.algo);
+            assertEquals(0x0102_0304_0506_0708L, back.seq);
+            assertEquals(123_456_789_012L, back.count);
+            assertEquals(3, back.root);
+
+            Descriptor barrier = new Descriptor().set(CollectiveKind.BARRIER, null, null, 0, -1, -1, 42);
+            barrier.writePacked(s, 0);
+            back = Descriptor.readPacked(s, 0);
+            assertEquals(-1, back.dtype);
+            assertEquals(-1, back.op);
+            assertEquals(-1, back.algo);
+            assertEquals(-1, back.root);
+            assertTrue(barrier.matchesPacked(s, 0));
         }
     }
 }
