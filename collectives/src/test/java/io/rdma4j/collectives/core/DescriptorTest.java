@@ -9,6 +9,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -71,9 +73,14 @@ class DescriptorTest {
         }
     }
 
-    /** The changes of one compared field each, to {@link #sample()}. */
-    private static List<Consumer<Descriptor>> fieldChanges() {
-        return List.of(
+    /**
+     * Writes {@link #sample()} changed in one compared field at a time into {@code s} with
+     * {@code write}; {@code matches} must tell each apart from the sample, and must not tell
+     * apart one that differs in its sender only.
+     */
+    private static void everyComparedFieldCounts(MemorySegment s, BiConsumer<Descriptor, MemorySegment> write,
+                                                 BiPredicate<Descriptor, MemorySegment> matches) {
+        List<Consumer<Descriptor>> changes = List.of(
                 d -> d.kind = CollectiveKind.ALL_REDUCE,
                 d -> d.dtype = DataType.F32.code(),
                 d -> d.op = ReduceOp.SUM.code(),
@@ -81,27 +88,28 @@ class DescriptorTest {
                 d -> d.seq++,
                 d -> d.count--,
                 d -> d.root = 0);
+        Descriptor mine = sample();
+        write.accept(mine, s);
+        assertTrue(matches.test(mine, s));
+        for (int c = 0; c < changes.size(); c++) {
+            Descriptor theirs = sample();
+            changes.get(c).accept(theirs);
+            write.accept(theirs, s);
+            assertFalse(matches.test(mine, s), "change " + c + " went unnoticed");
+        }
+        Descriptor otherSender = sample();
+        otherSender.sender = 0;
+        write.accept(otherSender, s);
+        assertTrue(matches.test(mine, s), "the sender is not compared");
     }
 
     @Test
     void everyComparedFieldThatDiffersIsAMismatchAndTheSenderIsNot() {
-        List<Consumer<Descriptor>> changes = fieldChanges();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment s = arena.allocate(Descriptor.BYTES);
             Descriptor mine = sample();
-            mine.write(s, 0);
-            assertTrue(mine.matchesHeader(s, 0));
+            everyComparedFieldCounts(s, (d, seg) -> d.write(seg, 0), (d, seg) -> d.matchesHeader(seg, 0));
             assertFalse(mine.matches(s, 0, Descriptor.BYTES + 1), "a longer message is no descriptor");
-            for (int c = 0; c < changes.size(); c++) {
-                Descriptor theirs = sample();
-                changes.get(c).accept(theirs);
-                theirs.write(s, 0);
-                assertFalse(mine.matchesHeader(s, 0), "change " + c + " went unnoticed");
-            }
-            Descriptor otherSender = sample();
-            otherSender.sender = 0;
-            otherSender.write(s, 0);
-            assertTrue(mine.matchesHeader(s, 0));
             s.set(ValueLayout.JAVA_BYTE, 0, (byte) 'X');
             assertFalse(mine.matchesHeader(s, 0), "a wrong magic");
         }
@@ -110,23 +118,11 @@ class DescriptorTest {
     /** The shared window's 24-byte form: the same comparison without the magic, and what an error message reads back. */
     @Test
     void thePackedFormComparesTheSameFieldsAndReadsBack() {
-        List<Consumer<Descriptor>> changes = fieldChanges();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment s = arena.allocate(Descriptor.PACKED_BYTES, 8);
-            Descriptor mine = sample();
-            mine.writePacked(s, 0);
-            assertTrue(mine.matchesPacked(s, 0));
-            for (int c = 0; c < changes.size(); c++) {
-                Descriptor theirs = sample();
-                changes.get(c).accept(theirs);
-                theirs.writePacked(s, 0);
-                assertFalse(mine.matchesPacked(s, 0), "change " + c + " went unnoticed");
-            }
-            Descriptor otherSender = sample();
-            otherSender.sender = 0;
-            otherSender.writePacked(s, 0);
-            assertTrue(mine.matchesPacked(s, 0), "the sender is not compared");
+            everyComparedFieldCounts(s, (d, seg) -> d.writePacked(seg, 0), (d, seg) -> d.matchesPacked(seg, 0));
 
+            sample().writePacked(s, 0);
             Descriptor back = Descriptor.readPacked(s, 0);
             assertEquals(CollectiveKind.BROADCAST, back.kind);
             assertEquals(DataType.F64.code(), back.dtype);
