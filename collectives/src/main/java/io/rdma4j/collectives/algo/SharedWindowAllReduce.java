@@ -50,7 +50,9 @@ import java.lang.invoke.VarHandle;
  *
  * <p><b>Waiting.</b> The {@link io.rdma4j.collectives.core.Engine} steps this op with its idle
  * strategy, abort flag and timeout; while a peer's slot is not there yet, each step also asks the
- * transport whether that peer closed, aborted or died, so a dead rank is named at once. When the
+ * transport whether that peer closed, aborted or died, so a dead rank is named at once, and, for
+ * a small piece, reads a word of each of the peer's payload lines ({@link #touchPayload}), so
+ * that they travel beside the sequence word instead of after it. When the
  * host's ranks outnumber its cores, a rank waiting in the sharded scheme sleeps on the awaited
  * peer's sequence word ({@link #sleep}, a futex) after a short spin and yield, and every publish
  * wakes the ranks that sleep on it: a yielding rank keeps its core, so the kernel never moves the
@@ -89,6 +91,18 @@ public final class SharedWindowAllReduce extends CollectiveOp {
      * the slot's last cache line, which no payload uses: off the line the readers poll.
      */
     private static final long SLEEPER_LINE = SLOT_ALIGN;
+    /**
+     * Largest piece whose payload lines a waiting reader touches ({@link #touchPayload}). 2 ranks,
+     * vCPUs ~220 ns apart, passes taking turns, time per call without and with touching every
+     * line: 64 B 0.46-0.49 against 0.40-0.44 us, 128 B 0.53-0.54 against 0.46, 256 B 0.55-0.58
+     * against 0.49-0.51, 512 B 0.72-0.80 against 0.64-0.65 (four passes); 1 KiB 0.75-0.80
+     * against 0.68-0.76, but 2 KiB 0.99-1.00 against 1.57-1.62 and 4 KiB 1.35-1.39 against
+     * 2.21-2.32 (three passes): the bound stays below where the peer's copy starts to lose more
+     * than the reader gains. Re-measure with {@code allreduce-perf --ranks 2 -b 32 -e 4096 -f 2
+     * -p out -R 3} against a build with another bound, with the vCPUs near and far apart
+     * ({@code benchmarks/c/core_latency.c}).
+     */
+    static final long TOUCHED_MAX_BYTES = 512;
     /** Shards are whole multiples of this (but the last), so each is whole SIMD vectors of any type. */
     private static final long SHARD_ALIGN = 64;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -118,6 +132,8 @@ public final class SharedWindowAllReduce extends CollectiveOp {
     private long awaited;
     private int next;
     private boolean done;
+    /** The sum of the words {@link #touchPayload} read (unused). */
+    private long touched;
 
     /**
      * @param sleepers whether waiting ranks may sleep ({@link #sleep}) rather than poll; then every
@@ -336,6 +352,7 @@ public final class SharedWindowAllReduce extends CollectiveOp {
         if (seq >= awaited && seq <= 2 * calls) {
             return true;
         }
+        touchPayload(peer);
         if (seq > 2 * calls) {
             throw new CollectiveMismatchException(g.worldRank(peer), "collective mismatch: rank "
                     + g.worldRank(g.rank()) + " is at shared-memory allreduce step #" + calls + " (" + hs + ") but rank "
@@ -350,6 +367,27 @@ public final class SharedWindowAllReduce extends CollectiveOp {
             throw e;
         }
         return false;
+    }
+
+    /**
+     * Reads a word of each of the awaited peer's payload lines beyond the first, while the
+     * sequence word says that they are not all there yet: so that their transfers run beside
+     * the sequence word's, instead of after it (the reduction's loads start only once the word
+     * was seen). Only for a small whole-scheme piece ({@link #TOUCHED_MAX_BYTES}): the peer
+     * writes a larger payload for longer, and a poll that takes its lines away while it writes
+     * them costs it a transfer each time.
+     */
+    private void touchPayload(int peer) {
+        if (sharded || bytes <= HEAD_PAYLOAD || bytes > TOUCHED_MAX_BYTES) {
+            return;
+        }
+        MemorySegment s = slots[peer];
+        long end = base + PAYLOAD + bytes;
+        long sum = 0;
+        for (long off = base + SLOT_ALIGN; off < end; off += SLOT_ALIGN) {
+            sum += s.get(ValueLayout.JAVA_LONG, off);
+        }
+        touched = sum; // kept, so that the compiler keeps the loads
     }
 
     /** The current slot's sleeper word (see {@link #SLEEPER_LINE}). */
