@@ -17,7 +17,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * the staging memory of each transport, and the lock that makes collectives on a shared
  * transport run one at a time (a transport is driven by one thread at a time). Its
  * {@link #drive} loop is the only place that waits: it steps an op, idles with the configured
- * {@link IdleStrategy} when nothing moved (a {@link Background} thread with the background one), watches the abort flag, consults the fault board when the op has stalled, and turns a
+ * {@link IdleStrategy} when nothing moved (a {@link Background} thread with the background
+ * one), watches the abort flag, consults the fault board when the op has stalled, and turns a
  * stall longer than the timeout into an error that names the rank at the end of the chain of
  * waits.
  */
