@@ -53,7 +53,7 @@ import java.util.function.ToLongFunction;
 public final class DataParallel implements AutoCloseable {
     private final Communicator comm;
     private final Model model;
-    private final Arena arena = Arena.ofShared();
+    private final Arena arena;
     private final FlatArray gradients;
     private final BatchAgreement agreement;
     private final TrainingListener listener = new BaseTrainingListener() {
@@ -107,6 +107,7 @@ public final class DataParallel implements AutoCloseable {
         DataType type = FlatArray.typeOf("parameters", params);
         checkSameNetworkEverywhere(type, params.length(), state == null ? 0 : state.length());
         this.agreement = new BatchAgreement(comm);
+        this.arena = Arena.ofShared(); // after the checks that throw: the catch below closes it
         try {
             // the parameters and updater state are sent once: their views end with the attaching,
             // so that the verbs provider releases their registrations instead of keeping them pinned
