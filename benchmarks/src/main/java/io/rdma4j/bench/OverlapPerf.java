@@ -36,7 +36,7 @@ import java.util.function.LongSupplier;
  * <p>Two kinds of backward: {@code wait} parks for each layer's time without using the CPU (a GPU
  * computing while the CPU drives communication, the usual case in training), {@code cpu} computes
  * on the CPU for it. The allreduce alone, the backward alone and both take turns in every
- * iteration, so that all three are measured under the same conditions of the host (on a shared
+ * iteration (in alternating order, see {@link #medians}), so that all three are measured under the same conditions of the host (on a shared
  * host the memory bandwidth an allreduce gets can move by a third from one second to the next);
  * each time is the slowest rank's, the median over the iterations. By default a {@code wait}
  * layer's time is calibrated so that the backward alone lasts as long as the allreduce alone,
@@ -217,14 +217,19 @@ public final class OverlapPerf extends CommunicatorTool {
     /**
      * Medians over the iterations of the slowest rank's time of each body and of the wait it
      * returned (its time in {@code finish}), in ns; the bodies take turns within each iteration,
-     * and all ranks start each body together.
+     * and all ranks start each body together. The turns run forward in even iterations and
+     * backward in odd ones, so that each body follows a busy one and an idle one as often:
+     * a core that slept through a waiting backward alone starts what comes next with caches
+     * others used meanwhile (2 ranks, 4 MiB buckets: the first bucket of an allreduce that
+     * followed the backward alone took 700 us, of one that followed the run of both 513 us).
      */
     private Median[] medians(Communicator comm, LongSupplier... bodies) {
         int k = bodies.length;
         double[] times = new double[k * iters];
         double[] waits = new double[k * iters];
         for (int i = -warmup; i < iters; i++) {
-            for (int b = 0; b < k; b++) {
+            for (int turn = 0; turn < k; turn++) {
+                int b = bodyAt(i, turn, k);
                 comm.barrier();
                 long t0 = System.nanoTime();
                 long wait = bodies[b].getAsLong();
@@ -241,6 +246,11 @@ public final class OverlapPerf extends CommunicatorTool {
             medians[b] = new Median(Medians.of(times, b * iters, iters), Medians.of(waits, b * iters, iters));
         }
         return medians;
+    }
+
+    /** The body that runs at {@code turn} of {@code iteration} in {@link #medians}: forward in even iterations, backward in odd ones. */
+    static int bodyAt(int iteration, int turn, int bodies) {
+        return (iteration & 1) == 0 ? turn : bodies - 1 - turn;
     }
 
     /** One body's result in {@link #medians}: of the whole body's time and of its wait in {@code finish}, in ns. */

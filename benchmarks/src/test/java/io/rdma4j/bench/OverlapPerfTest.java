@@ -46,6 +46,27 @@ class OverlapPerfTest {
     }
 
     @Test
+    void everyBodyFollowsTheIdleBackwardAsOftenAsTheOthers() {
+        // bodies as inTurns passes them: 0 the allreduce alone, 1 the backward alone, 2 both
+        int[][] follows = new int[3][3]; // [body][the body before it]
+        int previous = -1;
+        for (int iteration = -5; iteration < 7; iteration++) { // warm-up iterations count negative
+            boolean[] ran = new boolean[3];
+            for (int turn = 0; turn < 3; turn++) {
+                int b = OverlapPerf.bodyAt(iteration, turn, 3);
+                assertTrue(!ran[b], "body " + b + " twice in iteration " + iteration);
+                ran[b] = true;
+                if (previous >= 0) {
+                    follows[b][previous]++;
+                }
+                previous = b;
+            }
+        }
+        assertTrue(follows[2][1] > 0 && follows[0][1] > 0, "both and the allreduce alone each follow the backward alone");
+        assertEquals(follows[2][1], follows[0][1], 1, "as often as each other");
+    }
+
+    @Test
     void badOptionsAreUsageErrors() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         assertEquals(ExitStatus.USAGE, run(out, "--gradients", "shared"));
