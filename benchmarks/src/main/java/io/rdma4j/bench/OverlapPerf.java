@@ -36,9 +36,10 @@ import java.util.function.LongSupplier;
  * <p>Two kinds of backward: {@code wait} parks for each layer's time without using the CPU (a GPU
  * computing while the CPU drives communication, the usual case in training), {@code cpu} computes
  * on the CPU for it. The allreduce alone, the backward alone and both take turns in every
- * iteration (in alternating order, see {@link #medians}), so that all three are measured under the same conditions of the host (on a shared
- * host the memory bandwidth an allreduce gets can move by a third from one second to the next);
- * each time is the slowest rank's, the median over the iterations. By default a {@code wait}
+ * iteration (in alternating order, see {@link #medians}), so that all three are measured under
+ * the same conditions of the host (on a shared host the memory bandwidth an allreduce gets can
+ * move by a third from one second to the next); each time is the slowest rank's, the median
+ * over the iterations. By default a {@code wait}
  * layer's time is calibrated so that the backward alone lasts as long as the allreduce alone,
  * two parts of equal length: a parked layer wakes late by the timer's slack, so the measurement
  * is repeated with the layer corrected by the measured difference until the two are within
@@ -248,7 +249,10 @@ public final class OverlapPerf extends CommunicatorTool {
         return medians;
     }
 
-    /** The body that runs at {@code turn} of {@code iteration} in {@link #medians}: forward in even iterations, backward in odd ones. */
+    /**
+     * The body that runs at {@code turn} of {@code iteration} in {@link #medians}: forward in
+     * even iterations, backward in odd ones.
+     */
     static int bodyAt(int iteration, int turn, int bodies) {
         return (iteration & 1) == 0 ? turn : bodies - 1 - turn;
     }
