@@ -39,15 +39,14 @@ import java.util.function.LongSupplier;
  * iteration (in alternating order, see {@link #medians}), so that all three are measured under
  * the same conditions of the host (on a shared host the memory bandwidth an allreduce gets can
  * move by a third from one second to the next); each time is the slowest rank's, the median
- * over the iterations. By default a {@code wait}
- * layer's time is calibrated so that the backward alone lasts as long as the allreduce alone,
- * two parts of equal length: a parked layer wakes late by the timer's slack, so the measurement
- * is repeated with the layer corrected by the measured difference until the two are within
- * {@link #BALANCED} of each other (at most {@link #BALANCE_ATTEMPTS} times; the last is
- * reported). A {@code cpu} layer ends on time unless its rank loses its core, which no correction
- * fixes; it keeps the allreduce's share. The gradients
- * are views of the buckets by default ({@code --gradients copies}: the trainer's own segments,
- * copied in and out by the CPU, which then competes with the allreduce for it).
+ * over the iterations. By default a {@code wait} layer's time is calibrated so that the backward
+ * alone lasts as long as the allreduce alone, two parts of equal length: a parked layer wakes
+ * late by the timer's slack, so the measurement is repeated with the layer corrected by the
+ * measured difference until the two are within {@link #BALANCED} of each other (at most
+ * {@link #BALANCE_ATTEMPTS} times; the last is reported). A {@code cpu} layer ends on time unless
+ * its rank loses its core, which no correction fixes; it keeps the allreduce's share. The
+ * gradients are views of the buckets by default ({@code --gradients copies}: the trainer's own
+ * segments, copied in and out by the CPU, which then competes with the allreduce for it).
  */
 public final class OverlapPerf extends CommunicatorTool {
     private static final Duration AWAIT = Duration.ofMinutes(2);

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** overlap-perf: a short run of 2 local ranks, and its usage errors. */
@@ -54,7 +55,7 @@ class OverlapPerfTest {
             boolean[] ran = new boolean[3];
             for (int turn = 0; turn < 3; turn++) {
                 int b = OverlapPerf.bodyAt(iteration, turn, 3);
-                assertTrue(!ran[b], "body " + b + " twice in iteration " + iteration);
+                assertFalse(ran[b], "body " + b + " twice in iteration " + iteration);
                 ran[b] = true;
                 if (previous >= 0) {
                     follows[b][previous]++;
