@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -33,9 +34,13 @@ import java.util.function.LongSupplier;
  * buckets), the value of perfect overlap when each bucket's allreduce takes its share of the
  * allreduce alone.
  *
- * <p>Two kinds of backward: {@code wait} parks for each layer's time without using the CPU (a GPU
+ * <p>Three kinds of backward: {@code wait} parks for each layer's time without using the CPU (a GPU
  * computing while the CPU drives communication, the usual case in training), {@code cpu} computes
- * on the CPU for it. The allreduce alone, the backward alone and both take turns in every
+ * on the CPU for it. {@code event} is a GPU's backward as a trainer enqueues it: the trainer marks
+ * every gradient at once with {@link GradientBucketer#markReadyWhen}, each with the point in time
+ * its layer ends (standing for its CUDA event), and waits in {@code finish}; the progress thread
+ * starts each bucket when its time has come. So no thread wakes per layer, where {@code wait}'s
+ * trainer wakes from a timer at every layer, on the core its rank's allreduce runs on. The allreduce alone, the backward alone and both take turns in every
  * iteration (in alternating order, see {@link #medians}), so that all three are measured under
  * the same conditions of the host (on a shared host the memory bandwidth an allreduce gets can
  * move by a third from one second to the next); each time is the slowest rank's, the median
@@ -64,12 +69,14 @@ public final class OverlapPerf extends CommunicatorTool {
     private int warmup = 5;
     /** Whether the gradients live in the buckets ({@link GradientBucketer#withBucketViews}) or are copied in and out. */
     private boolean views = true;
+    /** The {@code event} backward's layers' ends, reused every iteration. */
+    private TimeReached[] layerEnds;
     /** Sink of the CPU backward's arithmetic, so that the JIT cannot drop it. */
     private static volatile double sink;
 
     OverlapPerf() {
         super("overlap-perf", 2, "[--layers L] [--layer-bytes SIZE] [--bucket-bytes SIZE] [--layer-us US] "
-                + "[--backward wait|cpu|both] [-n ITERS] [-w WARMUP] [--gradients views|copies]");
+                + "[--backward wait|event|cpu|both|all] [-n ITERS] [-w WARMUP] [--gradients views|copies]");
     }
 
     public static void main(String[] args) {
@@ -84,9 +91,11 @@ public final class OverlapPerf extends CommunicatorTool {
             case "--bucket-bytes" -> bucketBytes = ByteSizes.parse(v);
             case "--layer-us" -> layerMicros = Double.parseDouble(v);
             case "--backward" -> backwards = switch (v) {
-                case "wait", "cpu" -> List.of(v);
+                case "wait", "event", "cpu" -> List.of(v);
                 case "both" -> List.of("wait", "cpu");
-                default -> throw new IllegalArgumentException("--backward needs wait, cpu or both, got '" + v + "'");
+                case "all" -> List.of("wait", "event", "cpu");
+                default -> throw new IllegalArgumentException("--backward needs wait, event, cpu, both (wait and cpu) "
+                        + "or all, got '" + v + "'");
             };
             case "-n" -> iters = positive(name, v);
             case "-w" -> warmup = positive(name, v);
@@ -104,6 +113,10 @@ public final class OverlapPerf extends CommunicatorTool {
         if (layerBytes < 4 || layerBytes % 4 != 0 || bucketBytes < 4 || layerMicros < 0) {
             throw new IllegalArgumentException("need --layer-bytes and --bucket-bytes whole f32 counts and --layer-us >= 0");
         }
+        if (!views && backwards.contains("event")) {
+            throw new IllegalArgumentException("--backward event needs --gradients views: a copied gradient is copied "
+                    + "when marked, so it cannot be marked before it is computed");
+        }
     }
 
     @Override
@@ -115,6 +128,8 @@ public final class OverlapPerf extends CommunicatorTool {
     private void measure(Communicator comm, PrintStream out) {
         long[] sizes = new long[layers];
         Arrays.fill(sizes, layerBytes);
+        layerEnds = new TimeReached[layers];
+        Arrays.setAll(layerEnds, l -> new TimeReached());
         try (Arena arena = Arena.ofShared();
              GradientBucketer bucketer = views
                      ? GradientBucketer.withBucketViews(comm, DataType.F32, sizes, bucketBytes, ReduceOp.AVG)
@@ -131,7 +146,7 @@ public final class OverlapPerf extends CommunicatorTool {
                         "allreduce alone (ms)", "both (ms)", "after the backward (ms)", "overlap efficiency", "bound");
             }
             for (String kind : backwards) {
-                boolean calibrated = layerMicros <= 0 && kind.equals("wait");
+                boolean calibrated = layerMicros <= 0 && !kind.equals("cpu");
                 long layer = (long) layerNanos[0];
                 Median[] turns = inTurns(comm, bucketer, kind, layer);
                 // the medians are the same on every rank (taken over the slowest rank), so is every decision here
@@ -178,6 +193,9 @@ public final class OverlapPerf extends CommunicatorTool {
      * nanoseconds of that wait (0 without a bucketer).
      */
     private long backward(GradientBucketer bucketer, String kind, long layerNanos) {
+        if (kind.equals("event")) {
+            return enqueuedBackward(bucketer, layerNanos);
+        }
         for (int l = 0; l < layers; l++) {
             switch (kind) {
                 case "wait" -> park(layerNanos);
@@ -194,6 +212,26 @@ public final class OverlapPerf extends CommunicatorTool {
         long ended = System.nanoTime();
         bucketer.finish(AWAIT);
         return System.nanoTime() - ended;
+    }
+
+    /**
+     * The {@code event} backward: layer l ends {@code (l + 1) * layerNanos} after the start, and
+     * its gradient is marked with that time at once; then waits in {@code finish} (without a
+     * bucketer: until the last layer's end).
+     */
+    private long enqueuedBackward(GradientBucketer bucketer, long layerNanos) {
+        long start = System.nanoTime();
+        if (bucketer == null) {
+            park(layers * layerNanos);
+            return 0;
+        }
+        for (int l = 0; l < layers; l++) {
+            layerEnds[l].at = start + (l + 1) * layerNanos;
+            bucketer.markReadyWhen(l, layerEnds[l]);
+        }
+        long ended = start + layers * layerNanos;
+        bucketer.finish(AWAIT);
+        return Math.max(0, System.nanoTime() - ended);
     }
 
     private static void park(long nanos) {
@@ -254,6 +292,16 @@ public final class OverlapPerf extends CommunicatorTool {
      */
     static int bodyAt(int iteration, int turn, int bodies) {
         return (iteration & 1) == 0 ? turn : bodies - 1 - turn;
+    }
+
+    /** A layer's end in the {@code event} backward: holds once {@link System#nanoTime()} reached {@link #at}. */
+    private static final class TimeReached implements BooleanSupplier {
+        volatile long at;
+
+        @Override
+        public boolean getAsBoolean() {
+            return System.nanoTime() - at >= 0;
+        }
     }
 
     /** One body's result in {@link #medians}: of the whole body's time and of its wait in {@code finish}, in ns. */

@@ -24,7 +24,31 @@ class OverlapPerfTest {
         String table = out.toString(StandardCharsets.UTF_8);
         assertEquals(ExitStatus.OK, status, table);
         assertTrue(table.contains("4 layers x 65536 B f32 (copied), 2 buckets"), table);
-        for (String kind : List.of("wait", "cpu")) {
+        assertRows(table, List.of("wait", "cpu"));
+    }
+
+    /**
+     * The event backward marks every gradient at once, each with its layer's end: the last
+     * bucket's allreduce must still wait for the backward's end (it would be done long before if
+     * the conditions were not waited for).
+     */
+    @Test
+    void theEventBackwardsBucketsWaitForTheirLayersEnds() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int status = run(out, "--ranks", "2", "-t", "shm", "--layers", "4", "--layer-bytes", "64K", "--bucket-bytes",
+                "128K", "-n", "3", "-w", "2", "--backward", "event", "--layer-us", "2000");
+        String table = out.toString(StandardCharsets.UTF_8);
+        assertEquals(ExitStatus.OK, status, table);
+        assertTrue(table.contains("4 layers x 65536 B f32 (bucket views), 2 buckets"), table);
+        assertRows(table, List.of("event"));
+    }
+
+    /**
+     * Each of {@code kinds} has a row of the 4-layer, 2-bucket runs above whose columns agree
+     * with each other.
+     */
+    private static void assertRows(String table, List<String> kinds) {
+        for (String kind : kinds) {
             String row = table.lines().filter(l -> l.contains("  " + kind + " ")).findFirst()
                     .orElseThrow(() -> new AssertionError("no " + kind + " row in\n" + table));
             // kind, layer (us), backward alone, allreduce alone, both, after the backward (ms), efficiency, bound
@@ -72,6 +96,8 @@ class OverlapPerfTest {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         assertEquals(ExitStatus.USAGE, run(out, "--gradients", "shared"));
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("--gradients needs views or copies"));
+        assertEquals(ExitStatus.USAGE, run(out, "--backward", "event", "--gradients", "copies"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("--backward event needs --gradients views"));
         assertEquals(ExitStatus.USAGE, run(out, "--layers", "0"));
         assertEquals(ExitStatus.USAGE, run(out, "--layer-bytes", "6"));
         assertEquals(ExitStatus.USAGE, run(out, "-t", "ib"));

@@ -1,6 +1,7 @@
 package io.rdma4j.collectives;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.BooleanSupplier;
 
 /**
  * The asynchronous calls of one communicator that were issued and have not run yet: a ring of
@@ -60,12 +61,16 @@ final class CallQueue {
         return head > seq;
     }
 
-    /** Appends a call; the caller holds the issue lock and saw {@link #isFull()} false. */
+    /**
+     * Appends a call; the caller holds the issue lock and saw {@link #isFull()} false.
+     *
+     * @param inputReady the call's {@link Request#inputReady}, or null
+     */
     void append(Work work, Request.Kind kind, MemorySegment send, MemorySegment recv, long count, DataType type,
-                ReduceOp op, int root, Algorithm algorithm) {
+                ReduceOp op, int root, Algorithm algorithm, BooleanSupplier inputReady) {
         long t = tail;
         int i = (int) (t & mask);
-        requests[i].set(kind, send, recv, count, type, op, root, algorithm);
+        requests[i].set(kind, send, recv, count, type, op, root, algorithm).inputReady = inputReady;
         works[i] = work;
         tickets[i] = shared.nextTicket();
         work.issue(kind, t);

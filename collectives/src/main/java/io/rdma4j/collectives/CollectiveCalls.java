@@ -12,6 +12,7 @@ import io.rdma4j.nativesupport.internal.BulkCopy;
 import io.rdma4j.transport.SharedWindow;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.BooleanSupplier;
 
 /**
  * Runs the collectives of one communicator, one at a time (the caller holds the engine): checks
@@ -87,7 +88,7 @@ final class CollectiveCalls {
                 check(r.kind, r.send, r.recv, r.count, r.type, r.op, r.root);
             }
             switch (r.kind) {
-                case ALL_REDUCE -> allReduce(r.send, r.recv, r.count, r.type, r.op, r.algorithm);
+                case ALL_REDUCE -> allReduce(r.send, r.recv, r.count, r.type, r.op, r.algorithm, r.inputReady);
                 case REDUCE_SCATTER -> reduceScatter(r.send, r.recv, r.count, r.type, r.op);
                 case ALL_GATHER -> allGather(CollectiveKind.ALL_GATHER, r.send, r.recv, r.count, r.type);
                 case BROADCAST -> broadcast(r.send, r.count, r.type, r.root);
@@ -142,11 +143,15 @@ final class CollectiveCalls {
         return e;
     }
 
+    /** @param inputReady null, or what the input waits for once the call took its number ({@link Request#inputReady}) */
     private void allReduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
-                           Algorithm forced) {
+                           Algorithm forced, BooleanSupplier inputReady) {
         long bytes = type.bytes(count);
         Algorithm a = algorithmFor(bytes, forced);
         Call c = begin(CollectiveKind.ALL_REDUCE, type, op, count, -1, a.ordinal());
+        if (inputReady != null) { // after the number: a condition that fails breaks the call on every rank
+            world.engine.awaitInput(inputReady, state, c.identity);
+        }
         if (size() == 1) {
             Binder.copyIfDistinct(send, recv, bytes);
             return;

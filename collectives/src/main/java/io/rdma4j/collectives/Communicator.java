@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 import static io.rdma4j.collectives.Request.Kind.ALL_GATHER;
 import static io.rdma4j.collectives.Request.Kind.ALL_REDUCE;
@@ -219,6 +220,14 @@ public final class Communicator implements AutoCloseable {
 
     public Work allReduceAsync(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op) {
         return issue.submit(ALL_REDUCE, send, recv, count, type, op, NO_ROOT, null);
+    }
+
+    /**
+     * {@link #allReduceAsync} of a vector that is complete once {@code inputReady} holds: the
+     * call waits for it where it runs ({@link GradientBucketer#markReadyWhen}).
+     */
+    Work allReduceAsyncWhen(MemorySegment data, long count, DataType type, ReduceOp op, BooleanSupplier inputReady) {
+        return issue.submit(ALL_REDUCE, data, data, count, type, op, NO_ROOT, null, inputReady);
     }
 
     public void allReduce(float[] data, ReduceOp op) {

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * DDP-style gradient fusion. A trainer registers its gradients once, in the reverse order of
@@ -35,6 +36,13 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  * The reduction is by default the average.
  *
+ * <p>A trainer whose gradients are computed elsewhere (a GPU) need not wait for each one before
+ * marking it: {@link #markReadyWhen} marks it with a condition that holds once it is computed
+ * (its CUDA event reached, say), and the communicator's progress thread starts the bucket's
+ * allreduce when the conditions of all its gradients hold, as a GPU stream waits on an event. The
+ * trainer then marks the whole backward pass as it enqueues it and waits in {@code finish}; no
+ * thread of it wakes per layer.
+ *
  * <p>Ordering: buckets are launched strictly in bucket order (bucket k only after bucket k-1),
  * whatever order gradients become ready in, so every rank issues the same collectives in the
  * same order even if its backward pass finishes gradients in a different order. Not
@@ -59,6 +67,10 @@ public final class GradientBucketer implements AutoCloseable {
     private final int[] gradsInBucket;
     private final int[] pending;
     private final boolean[] ready;
+    /** Each gradient's condition from {@link #markReadyWhen}, null when it was ready when marked. */
+    private final BooleanSupplier[] computed;
+    /** What each bucket's allreduce waits for when a gradient of it was marked with a condition. */
+    private final BucketInput[] inputs;
     private final Work[] works;
     /** The first gradient of each bucket (a bucket holds consecutive gradients). */
     private final int[] firstGradOf;
@@ -172,6 +184,8 @@ public final class GradientBucketer implements AutoCloseable {
             firstGradOf[bucketOf[i]] = i;
         }
         ready = new boolean[n];
+        computed = new BooleanSupplier[n];
+        inputs = new BucketInput[nb];
         grads = copies ? external : new MemorySegment[n];
         try {
             for (int b = 0; b < nb; b++) {
@@ -179,6 +193,7 @@ public final class GradientBucketer implements AutoCloseable {
                 gradsInBucket[b] = counts.get(b);
                 buckets[b] = comm.allocate(Math.max(bucketUsed[b], 8));
                 bucketData[b] = buckets[b].segment().asSlice(0, bucketUsed[b]);
+                inputs[b] = new BucketInput(b);
             }
         } catch (RuntimeException e) {
             close();
@@ -257,6 +272,36 @@ public final class GradientBucketer implements AutoCloseable {
      * predecessors were launched.
      */
     public void markReady(int gradIndex) {
+        mark(gradIndex, null);
+    }
+
+    /**
+     * Gradient {@code gradIndex} will hold its final value for this iteration once
+     * {@code computed} returns true (and from then on): its bucket's allreduce is issued as by
+     * {@link #markReady}, but starts on the communicator's progress thread only when the
+     * conditions of all the bucket's gradients hold (or on a thread that awaits it). Only for
+     * {@link #withBucketViews bucket views}, whose gradients are not copied when marked.
+     *
+     * <p>{@code computed} is polled from another thread until it holds, so it must be cheap,
+     * thread-safe and never block (a {@code CudaEvent::isComplete}, a volatile flag). If it stays
+     * false for the communicator's timeout, or throws, the bucket's allreduce fails on this rank
+     * and the peers' with it (the communicator breaks, as for any failure inside a collective).
+     * The calls issued after it on this communicator run after it, so a condition that waits
+     * long holds them up too.
+     *
+     * @throws IllegalStateException if the gradients are copied (the constructors) or the gradient
+     *                               was marked already in this iteration
+     */
+    public void markReadyWhen(int gradIndex, BooleanSupplier computed) {
+        Objects.requireNonNull(computed, "computed");
+        if (copies) {
+            throw new IllegalStateException("markReadyWhen needs bucket views (withBucketViews): a copied gradient is "
+                    + "copied into its bucket when marked, before its computation would have ended");
+        }
+        mark(gradIndex, computed);
+    }
+
+    private void mark(int gradIndex, BooleanSupplier condition) {
         checkOpen();
         if (gradIndex < 0 || gradIndex >= grads.length) {
             throw new IndexOutOfBoundsException("gradient " + gradIndex + " of " + grads.length);
@@ -271,6 +316,7 @@ public final class GradientBucketer implements AutoCloseable {
                     grads[gradIndex].byteSize());
         }
         ready[gradIndex] = true;
+        computed[gradIndex] = condition;
         marked++;
         pending[b]--;
         launchReady();
@@ -284,7 +330,10 @@ public final class GradientBucketer implements AutoCloseable {
     private void launchReady() {
         while (nextToLaunch < buckets.length && pending[nextToLaunch] == 0) {
             int k = nextToLaunch;
-            works[k] = comm.allReduceAsync(bucketData[k], bucketData[k], bucketUsed[k] / type.byteSize(), type, op);
+            long count = bucketUsed[k] / type.byteSize();
+            works[k] = inputs[k].waits()
+                    ? comm.allReduceAsyncWhen(bucketData[k], count, type, op, inputs[k].rewind())
+                    : comm.allReduceAsync(bucketData[k], bucketData[k], count, type, op);
             nextToLaunch = k + 1;
         }
     }
@@ -314,6 +363,16 @@ public final class GradientBucketer implements AutoCloseable {
         launchReady();
         long start = System.nanoTime();
         long timeoutNanos = TimeUnit.NANOSECONDS.convert(timeout); // saturates, unlike toNanos()
+        // the last bucket first: calls complete in issue order, so this one wait covers them all and
+        // its thread wakes once, not at every bucket (the loop below then finds them done)
+        Work last = works[buckets.length - 1];
+        if (last != null && !last.awaitCompletionNanos(Math.max(1, timeoutNanos))) {
+            int b = 0;
+            while (works[b] == null || works[b].isDone()) {
+                b++; // stops at the last bucket at the latest: it is not done
+            }
+            throw works[b].timedOut("allreduce of bucket " + b + " of " + buckets.length, timeout);
+        }
         for (int b = 0; b < buckets.length; b++) {
             awaitBucket(b, timeout, Math.max(1, timeoutNanos - (System.nanoTime() - start)));
             if (copies && b >= nextToCopyBack) {
@@ -354,9 +413,52 @@ public final class GradientBucketer implements AutoCloseable {
             works[b] = null;
         }
         Arrays.fill(ready, false);
+        Arrays.fill(computed, null);
         nextToLaunch = 0;
         nextToCopyBack = 0;
         marked = 0;
+    }
+
+    /**
+     * The conditions of one bucket's gradients as one, for its allreduce to wait on (preallocated:
+     * marking with conditions allocates nothing per iteration). Polled by the thread that runs
+     * the call, after the trainer issued it (the issue publishes {@link #computed}).
+     */
+    private final class BucketInput implements BooleanSupplier {
+        private final int bucket;
+        /** Gradients of the bucket before this one were found computed in this call's polls. */
+        private int next;
+
+        BucketInput(int bucket) {
+            this.bucket = bucket;
+        }
+
+        /** Whether a gradient of the bucket was marked with a condition. */
+        boolean waits() {
+            for (int i = firstGradOf[bucket], end = i + gradsInBucket[bucket]; i < end; i++) {
+                if (computed[i] != null) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Ready for a new call: polls from the bucket's first gradient. */
+        BucketInput rewind() {
+            next = firstGradOf[bucket];
+            return this;
+        }
+
+        @Override
+        public boolean getAsBoolean() {
+            for (int end = firstGradOf[bucket] + gradsInBucket[bucket]; next < end; next++) {
+                BooleanSupplier c = computed[next];
+                if (c != null && !c.getAsBoolean()) {
+                    return false;
+                }
+            }
+            return true;
+        }
     }
 
     private void checkOpen() {

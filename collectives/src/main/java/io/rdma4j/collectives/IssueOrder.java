@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -83,6 +84,12 @@ final class IssueOrder {
     /** Queues a call for the progress thread; its failure is reported through the returned handle. */
     Work submit(Request.Kind kind, MemorySegment send, MemorySegment recv,
                 long count, DataType type, ReduceOp op, int root, Algorithm algorithm) {
+        return submit(kind, send, recv, count, type, op, root, algorithm, null);
+    }
+
+    /** {@link #submit} of a call whose input is complete once {@code inputReady} holds ({@link Request#inputReady}). */
+    Work submit(Request.Kind kind, MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
+                int root, Algorithm algorithm, BooleanSupplier inputReady) {
         synchronized (issueLock) {
             calls.checkUsable();
             calls.check(kind, send, recv, count, type, op, root); // before it waits for room or starts the thread
@@ -98,7 +105,7 @@ final class IssueOrder {
             progress.checkAccessible("send", send);
             progress.checkAccessible("receive", recv);
             Work w = takeWork();
-            queue.append(w, kind, send, recv, count, type, op, root, algorithm);
+            queue.append(w, kind, send, recv, count, type, op, root, algorithm, inputReady);
             progress.wake();
             return w;
         }

@@ -1,6 +1,7 @@
 package io.rdma4j.collectives;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.BooleanSupplier;
 
 /**
  * One collective call as the user issued it, before any check: what {@link IssueOrder} queues
@@ -40,6 +41,11 @@ final class Request {
     int root;
     /** An allreduce's forced algorithm, or null for the policy's choice. */
     Algorithm algorithm;
+    /**
+     * An allreduce's readiness condition, or null: its input is complete once this holds, and the
+     * call waits for it after taking its sequence number ({@link GradientBucketer#markReadyWhen}).
+     */
+    BooleanSupplier inputReady;
 
     Request set(Kind kind, MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op, int root,
                 Algorithm algorithm) {
@@ -51,6 +57,7 @@ final class Request {
         this.op = op;
         this.root = root;
         this.algorithm = algorithm;
+        this.inputReady = null;
         return this;
     }
 
@@ -58,5 +65,6 @@ final class Request {
     void clear() {
         send = null;
         recv = null;
+        inputReady = null;
     }
 }

@@ -26,8 +26,14 @@ public final class Work {
     private static final int DONE = 2;
     /** Waiting spins this many times, then yields as many, then parks. */
     private static final int SPINS = 200;
-    /** Longest park of a waiter between checks (completion unparks it sooner). */
-    private static final long MAX_PARK_NANOS = 1_000_000;
+    /**
+     * Longest park of a waiter between checks. Completion unparks it (the waiter publishes itself
+     * before it checks the state last, so no wake-up is lost); this only bounds what an
+     * unforeseen miss would cost. Long, because every timer wake-up takes the core from whatever
+     * runs there, often this communicator's own progress thread (a VM's wake-up cost such a
+     * thread 26-30 us: {@code benchmarks/c/sleep_cost.c}).
+     */
+    private static final long MAX_PARK_NANOS = 100_000_000;
 
     private final IssueOrder owner;
     private volatile int state = FREE;
@@ -198,36 +204,14 @@ public final class Work {
             }
             awaiting++;
         }
-        long start = System.nanoTime();
-        int idles = 0;
-        while (state == PENDING) {
-            if (owner.runQueuedThrough(seq)) {
-                idles = 0;
-                continue;
-            }
-            long left = timeoutNanos - (System.nanoTime() - start);
-            if (left <= 0) {
+        try {
+            if (!waitWhilePending(timeoutNanos)) {
                 leaveUnfinished();
                 return false;
             }
-            if (Thread.interrupted()) {
-                leaveUnfinished();
-                Thread.currentThread().interrupt();
-                throw new InterruptedWait("interrupted while waiting for " + kind.apiName
-                        + " (the call goes on; its handle stays valid)");
-            }
-            if (idles < SPINS) {
-                Thread.onSpinWait();
-            } else if (idles < 2 * SPINS) {
-                Thread.yield();
-            } else {
-                waiter = Thread.currentThread();
-                if (state == PENDING) {
-                    LockSupport.parkNanos(this, Math.min(left, MAX_PARK_NANOS));
-                }
-                waiter = null;
-            }
-            idles++;
+        } catch (InterruptedWait e) {
+            leaveUnfinished();
+            throw e;
         }
         Throwable t;
         boolean reusable;
@@ -245,6 +229,55 @@ public final class Work {
         }
         if (t != null) {
             throw rethrow(t);
+        }
+        return true;
+    }
+
+    /**
+     * Waits until the call completed (successfully or not) or {@code timeoutNanos} passed, as
+     * {@link #awaitNanos} does, but leaves the handle and the outcome to whoever awaits it: for
+     * a caller that needs a later call done before it collects the earlier ones (calls complete
+     * in issue order). Returns false on timeout.
+     *
+     * @throws InterruptedWait if the waiting thread was interrupted (its status stays set)
+     */
+    boolean awaitCompletionNanos(long timeoutNanos) {
+        if (state == FREE) {
+            throw new IllegalStateException("this Work was awaited already and belongs to its communicator again");
+        }
+        return waitWhilePending(timeoutNanos);
+    }
+
+    /** Runs queued calls or spins, yields and parks while the call is pending; false once {@code timeoutNanos} passed. */
+    private boolean waitWhilePending(long timeoutNanos) {
+        long start = System.nanoTime();
+        int idles = 0;
+        while (state == PENDING) {
+            if (owner.runQueuedThrough(seq)) {
+                idles = 0;
+                continue;
+            }
+            long left = timeoutNanos - (System.nanoTime() - start);
+            if (left <= 0) {
+                return false;
+            }
+            if (Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedWait("interrupted while waiting for " + kind.apiName
+                        + " (the call goes on; its handle stays valid)");
+            }
+            if (idles < SPINS) {
+                Thread.onSpinWait();
+            } else if (idles < 2 * SPINS) {
+                Thread.yield();
+            } else {
+                waiter = Thread.currentThread();
+                if (state == PENDING) {
+                    LockSupport.parkNanos(this, Math.min(left, MAX_PARK_NANOS));
+                }
+                waiter = null;
+            }
+            idles++;
         }
         return true;
     }

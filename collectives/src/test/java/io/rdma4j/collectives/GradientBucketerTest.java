@@ -68,6 +68,127 @@ class GradientBucketerTest {
         }
     }
 
+    /**
+     * The trainer marks every gradient at once, each with a condition, before anything is
+     * computed; a "GPU" thread then writes the gradients one by one, each condition turning true
+     * after its gradient is written. A bucket's allreduce must not complete while a condition of
+     * it is false, and must reduce the values written before it turned true (an allreduce that
+     * ran at once would have averaged the -1 left in the buckets). Two iterations: the second
+     * marks without conditions, which must not wait for the first's.
+     */
+    @Test
+    void gradientsMarkedWithConditionsAreReducedOnlyOnceTheyHold() throws Exception {
+        long[] bytes = {3000 * 4, 5000 * 4, 12000 * 4};
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.SHM))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = Communicator.builder().transport(t).store(store)
+                        .options(CollectiveOptions.defaults().withTimeout(AWAIT)).build();
+                     GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, bytes, 32 << 10,
+                             ReduceOp.AVG)) {
+                    assertEquals(2, bk.bucketCount(), "gradients 0 and 1 in one bucket, 2 in another");
+                    for (int iter = 0; iter < 2; iter++) {
+                        for (int i = 0; i < bytes.length; i++) {
+                            bk.gradient(i).fill((byte) 0);
+                            for (long j = 0; j < bytes[i] / 4; j++) {
+                                bk.gradient(i).setAtIndex(ValueLayout.JAVA_FLOAT, j, -1f);
+                            }
+                        }
+                        java.util.concurrent.atomic.AtomicBoolean[] computed = new java.util.concurrent.atomic.AtomicBoolean[bytes.length];
+                        for (int i = 0; i < bytes.length; i++) {
+                            computed[i] = new java.util.concurrent.atomic.AtomicBoolean();
+                            if (iter == 0) {
+                                bk.markReadyWhen(i, computed[i]::get);
+                            }
+                        }
+                        int it = iter;
+                        Runnable gpu = () -> {
+                            for (int i = 0; i < bytes.length; i++) {
+                                for (long j = 0; j < bytes[i] / 4; j++) {
+                                    bk.gradient(i).setAtIndex(ValueLayout.JAVA_FLOAT, j, input(rank, i, j) + it);
+                                }
+                                computed[i].set(true);
+                            }
+                        };
+                        if (iter == 0) {
+                            assertTrue(bk.isLaunched(1), "every bucket is issued when its gradients are marked");
+                            assertThrows(CollectiveTimeoutException.class, () -> bk.awaitBucket(0, Duration.ofMillis(300)),
+                                    "bucket 0 completed while its gradients' conditions were false");
+                            Thread writer = new Thread(gpu);
+                            writer.start();
+                            writer.join();
+                        } else {
+                            gpu.run();
+                            for (int i = 0; i < bytes.length; i++) {
+                                bk.markReady(i);
+                            }
+                        }
+                        bk.finish(AWAIT);
+                        for (int i = 0; i < bytes.length; i++) {
+                            for (long j = 0; j < bytes[i] / 4; j++) {
+                                float want = (input(0, i, j) + input(1, i, j)) / 2 + iter;
+                                assertEquals(want, bk.gradient(i).getAtIndex(ValueLayout.JAVA_FLOAT, j),
+                                        Math.ulp(want) * 4, "rank " + rank + " iteration " + iter + " gradient " + i
+                                                + " element " + j);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    @Test
+    void markReadyWhenNeedsBucketViewsAndACondition() throws Exception {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator c = Communicator.builder().transport(g.transport(0)).store(g.store(0)).build();
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+            try (GradientBucketer copied = new GradientBucketer(c, DataType.F32, java.util.List.of(arena.allocate(64)),
+                    64, ReduceOp.SUM)) {
+                IllegalStateException e = assertThrows(IllegalStateException.class, () -> copied.markReadyWhen(0, () -> true));
+                assertTrue(e.getMessage().contains("bucket views"), e.getMessage());
+            }
+            try (GradientBucketer views = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {64}, 64,
+                    ReduceOp.SUM)) {
+                assertThrows(NullPointerException.class, () -> views.markReadyWhen(0, null));
+                views.markReadyWhen(0, () -> true);
+                assertThrows(IllegalStateException.class, () -> views.markReadyWhen(0, () -> true),
+                        "marked twice in one iteration");
+                views.finish(AWAIT);
+            }
+        }
+    }
+
+    /**
+     * A condition that never holds (a GPU that hangs) or throws fails the bucket's allreduce on
+     * its rank after the communicator's timeout, or at once, and the peer, which marked its
+     * gradient ready, fails too, naming that rank: nobody waits forever.
+     */
+    @Test
+    void aConditionThatNeverHoldsOrThrowsFailsTheBucketOnEveryRankNamingItsRank() throws Exception {
+        for (boolean throwing : new boolean[] {false, true}) {
+            LocalWorld.tcp(2, Duration.ofSeconds(1), (rank, c) -> {
+                try (GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, new long[] {64}, 64,
+                        ReduceOp.SUM)) {
+                    if (rank == 0) {
+                        bk.markReadyWhen(0, () -> {
+                            if (throwing) {
+                                throw new IllegalStateException("device fault (test)");
+                            }
+                            return false;
+                        });
+                    } else {
+                        bk.markReady(0);
+                    }
+                    CollectiveException e = assertThrows(CollectiveException.class, () -> bk.finish(AWAIT));
+                    assertEquals(0, e.failedRank(), "rank " + rank + ": " + e);
+                    String why = rank == 0 ? (throwing ? "device fault (test)" : "was not ready") : "rank 0";
+                    assertTrue(String.valueOf(e).contains(why) || String.valueOf(e.getCause()).contains(why),
+                            "rank " + rank + ": " + e);
+                }
+            });
+        }
+    }
+
     @Test
     void copiedGradientsOfABucketDoneDuringTheBackwardAreWrittenBackBeforeFinish() throws Exception {
         int elements = 1000;

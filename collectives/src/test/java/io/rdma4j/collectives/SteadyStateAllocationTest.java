@@ -12,6 +12,8 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -154,7 +156,7 @@ class SteadyStateAllocationTest {
     @EnumSource(value = TransportConfig.Provider.class, names = {"SHM", "TCP"})
     void asynchronousCallsAndTheBucketerAllocateNothingPerCall(TransportConfig.Provider provider) throws Exception {
         String[] names = {"allReduceAsync + await", "4 queued allReduceAsync", "bucketer step",
-                "100 barrierAsync, then their awaits"};
+                "100 barrierAsync, then their awaits", "bucket views step, marked with conditions"};
         onTwoRanks(provider, Duration.ofMinutes(3), names, (rank, c, arena, perCall) -> {
             MemorySegment small = arena.allocate(256);
             MemorySegment[] batch = new MemorySegment[4];
@@ -186,16 +188,28 @@ class SteadyStateAllocationTest {
                     w.await(AWAIT);
                 }
             };
-            try (GradientBucketer bucketer = new GradientBucketer(c, DataType.F32, grads, 16 << 10, ReduceOp.AVG)) {
+            long[] viewBytes = grads.stream().mapToLong(MemorySegment::byteSize).toArray();
+            // false in three polls of four: the call waits for its input, idling as it does
+            AtomicLong polls = new AtomicLong();
+            BooleanSupplier condition = () -> polls.incrementAndGet() % 4 == 0;
+            try (GradientBucketer bucketer = new GradientBucketer(c, DataType.F32, grads, 16 << 10, ReduceOp.AVG);
+                 GradientBucketer views = GradientBucketer.withBucketViews(c, DataType.F32, viewBytes, 16 << 10,
+                         ReduceOp.AVG)) {
                 Runnable step = () -> {
                     for (int k = 0; k < grads.size(); k++) {
                         bucketer.markReady(k);
                     }
                     bucketer.finish(AWAIT);
                 };
-                Runnable[] kinds = {oneByOne, batched, step, manyOutstanding};
+                Runnable markedWhen = () -> {
+                    for (int k = 0; k < viewBytes.length; k++) {
+                        views.markReadyWhen(k, condition);
+                    }
+                    views.finish(AWAIT);
+                };
+                Runnable[] kinds = {oneByOne, batched, step, manyOutstanding, markedWhen};
                 // 20,000: until C2 compiled the SIMD kernels (see above); the barriers reduce nothing
-                int[] warmUps = {20_000, 20_000, 20_000, 200};
+                int[] warmUps = {20_000, 20_000, 20_000, 200, 20_000};
                 for (int kind = 0; kind < kinds.length; kind++) {
                     perCall[kind] = bytesPerCall(kinds[kind], warmUps[kind], c::progressThreadId);
                     System.out.println(provider + " rank " + rank + " async kind " + kind + ": " + perCall[kind] + " B/call");

@@ -11,6 +11,7 @@ import io.rdma4j.transport.Transport;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 /**
  * Shared by a world communicator and everything split from it: the options, the fault board,
@@ -20,7 +21,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link IdleStrategy} when nothing moved (a {@link Background} thread with the background
  * one), watches the abort flag, consults the fault board when the op has stalled, and turns a
  * stall longer than the timeout into an error that names the rank at the end of the chain of
- * waits.
+ * waits. (The one other wait, {@link #awaitInput}, is for a call's own input, before its op.)
  */
 public final class Engine implements AutoCloseable {
     /** Idle polls between clock reads (the stall clock needs no finer resolution). */
@@ -127,7 +128,7 @@ public final class Engine implements AutoCloseable {
             long nextCheck = 0;
             int reportedWaitingFor = NOT_REPORTED;
             int idles = 0;
-            IdleStrategy idle = Thread.currentThread() instanceof Background ? backgroundIdle : this.idle;
+            IdleStrategy idle = idleOfThisThread();
             idle.reset();
             long timeout = options.timeout().toNanos();
             long check = options.stallCheck().toNanos();
@@ -195,6 +196,37 @@ public final class Engine implements AutoCloseable {
         } finally {
             if (published) {
                 stalledOp = null;
+            }
+        }
+    }
+
+    private IdleStrategy idleOfThisThread() {
+        return Thread.currentThread() instanceof Background ? backgroundIdle : idle;
+    }
+
+    /**
+     * Waits on the calling thread (which holds {@link #lock()}) until {@code ready} holds: the
+     * input of {@code call}, which took its sequence number, is still being computed (a GPU
+     * event not reached yet, say). Idles with this thread's strategy, as {@link #drive} does (no
+     * sleeping: there is no peer's publish to wake it), and watches the abort flag; after the
+     * no-progress timeout it throws, naming this rank, which the caller then reports to the peers
+     * waiting in the call (a failure after the number breaks the communicator).
+     */
+    public void awaitInput(BooleanSupplier ready, CommState cs, Descriptor call) {
+        if (ready.getAsBoolean()) {
+            return;
+        }
+        IdleStrategy idle = idleOfThisThread();
+        idle.reset();
+        long start = System.nanoTime();
+        long timeout = options.timeout().toNanos();
+        for (int idles = 1; !ready.getAsBoolean(); idles++) {
+            checkAbort(cs);
+            idle.idle();
+            if (idles % CLOCK_EVERY == 0 && System.nanoTime() - start >= timeout) {
+                throw new CollectiveTimeoutException(cs.worldRank(), "rank " + cs.worldRank() + ": the input of collective "
+                        + call + " was not ready after " + options.timeout().toMillis() + " ms (its readiness "
+                        + "condition stayed false)");
             }
         }
     }
