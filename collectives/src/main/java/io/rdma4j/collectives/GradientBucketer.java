@@ -40,8 +40,8 @@ import java.util.function.BooleanSupplier;
  * marking it: {@link #markReadyWhen} marks it with a condition that holds once it is computed
  * (its CUDA event reached, say), and the communicator's progress thread starts the bucket's
  * allreduce when the conditions of all its gradients hold, as a GPU stream waits on an event. The
- * trainer then marks the whole backward pass as it enqueues it and waits in {@code finish}; no
- * thread of it wakes per layer.
+ * trainer then marks the whole backward pass as it enqueues it and waits in {@code finish}; it
+ * does not wake per layer.
  *
  * <p>Ordering: buckets are launched strictly in bucket order (bucket k only after bucket k-1),
  * whatever order gradients become ready in, so every rank issues the same collectives in the
@@ -67,7 +67,10 @@ public final class GradientBucketer implements AutoCloseable {
     private final int[] gradsInBucket;
     private final int[] pending;
     private final boolean[] ready;
-    /** Each gradient's condition from {@link #markReadyWhen}, null when it was ready when marked. */
+    /**
+     * Each gradient's condition from {@link #markReadyWhen}, null when it was ready when marked
+     * (cleared after each iteration, so that none is kept alive by the bucketer).
+     */
     private final BooleanSupplier[] computed;
     /** What each bucket's allreduce waits for when a gradient of it was marked with a condition. */
     private final BucketInput[] inputs;
@@ -279,15 +282,20 @@ public final class GradientBucketer implements AutoCloseable {
      * Gradient {@code gradIndex} will hold its final value for this iteration once
      * {@code computed} returns true (and from then on): its bucket's allreduce is issued as by
      * {@link #markReady}, but starts on the communicator's progress thread only when the
-     * conditions of all the bucket's gradients hold (or on a thread that awaits it). Only for
-     * {@link #withBucketViews bucket views}, whose gradients are not copied when marked.
+     * conditions of all the bucket's gradients hold (or on a thread that awaits it, which then
+     * waits for them itself). Only for {@link #withBucketViews bucket views}, whose gradients
+     * are not copied when marked.
      *
-     * <p>{@code computed} is polled from another thread until it holds, so it must be cheap,
-     * thread-safe and never block (a {@code CudaEvent::isComplete}, a volatile flag). If it stays
-     * false for the communicator's timeout, or throws, the bucket's allreduce fails on this rank
-     * and the peers' with it (the communicator breaks, as for any failure inside a collective).
-     * The calls issued after it on this communicator run after it, so a condition that waits
-     * long holds them up too.
+     * <p>{@code computed} is polled from another thread, with the communicator's idle strategy,
+     * until it holds; so it must be cheap, thread-safe, never block and never call a
+     * communicator (a {@code CudaEvent::isComplete} of an event recorded before the mark, a
+     * volatile flag). If it stays false for the communicator's timeout, or throws, the bucket's
+     * allreduce fails on this rank and the peers' with it (the communicator breaks, as for any
+     * failure inside a collective). The calls issued after it, on this communicator and on every
+     * communicator split from the same world (they run one at a time), run after it, so a
+     * condition that waits long holds them up too; and a trainer that has more calls waiting than
+     * the communicator queues (64) runs the oldest itself when it issues the next, waiting for
+     * its condition.
      *
      * @throws IllegalStateException if the gradients are copied (the constructors) or the gradient
      *                               was marked already in this iteration
@@ -364,14 +372,11 @@ public final class GradientBucketer implements AutoCloseable {
         long start = System.nanoTime();
         long timeoutNanos = TimeUnit.NANOSECONDS.convert(timeout); // saturates, unlike toNanos()
         // the last bucket first: calls complete in issue order, so this one wait covers them all and
-        // its thread wakes once, not at every bucket (the loop below then finds them done)
+        // its thread wakes once, not at every bucket (the loop below then finds them done; after a
+        // timeout here, it reports the first bucket that failed or is still running)
         Work last = works[buckets.length - 1];
-        if (last != null && !last.awaitCompletionNanos(Math.max(1, timeoutNanos))) {
-            int b = 0;
-            while (works[b] == null || works[b].isDone()) {
-                b++; // stops at the last bucket at the latest: it is not done
-            }
-            throw works[b].timedOut("allreduce of bucket " + b + " of " + buckets.length, timeout);
+        if (last != null) {
+            last.awaitCompletionNanos(Math.max(1, timeoutNanos));
         }
         for (int b = 0; b < buckets.length; b++) {
             awaitBucket(b, timeout, Math.max(1, timeoutNanos - (System.nanoTime() - start)));

@@ -1,5 +1,7 @@
 package io.rdma4j.collectives;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -27,13 +29,24 @@ public final class Work {
     /** Waiting spins this many times, then yields as many, then parks. */
     private static final int SPINS = 200;
     /**
-     * Longest park of a waiter between checks. Completion unparks it (the waiter publishes itself
-     * before it checks the state last, so no wake-up is lost); this only bounds what an
+     * Longest park of the {@link #waiter} between checks. Completion unparks it (it publishes
+     * itself before it checks the state last, so no wake-up is lost); this only bounds what an
      * unforeseen miss would cost. Long, because every timer wake-up takes the core from whatever
      * runs there, often this communicator's own progress thread (a VM's wake-up cost such a
      * thread 26-30 us: {@code benchmarks/c/sleep_cost.c}).
      */
     private static final long MAX_PARK_NANOS = 100_000_000;
+    /** Longest park of a thread that awaits the call while another is the {@link #waiter}: nothing unparks it. */
+    private static final long OTHER_WAITER_PARK_NANOS = 1_000_000;
+    private static final VarHandle WAITER;
+
+    static {
+        try {
+            WAITER = MethodHandles.lookup().findVarHandle(Work.class, "waiter", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final IssueOrder owner;
     private volatile int state = FREE;
@@ -41,6 +54,7 @@ public final class Work {
     /** Position of the call in its communicator's issue order. */
     private long seq;
     private Throwable failure;
+    /** The one parked awaiter that completion unparks (others re-check every {@link #OTHER_WAITER_PARK_NANOS}). */
     private volatile Thread waiter;
     private volatile CompletableFuture<Void> future;
     /** Threads inside {@link #awaitNanos} for the current call (guarded by this handle's lock). */
@@ -271,11 +285,14 @@ public final class Work {
             } else if (idles < 2 * SPINS) {
                 Thread.yield();
             } else {
-                waiter = Thread.currentThread();
+                Thread me = Thread.currentThread();
+                boolean registered = WAITER.compareAndSet(this, null, me);
                 if (state == PENDING) {
-                    LockSupport.parkNanos(this, Math.min(left, MAX_PARK_NANOS));
+                    LockSupport.parkNanos(this, Math.min(left, registered ? MAX_PARK_NANOS : OTHER_WAITER_PARK_NANOS));
                 }
-                waiter = null;
+                if (registered) {
+                    waiter = null;
+                }
             }
             idles++;
         }

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -70,11 +71,14 @@ class GradientBucketerTest {
 
     /**
      * The trainer marks every gradient at once, each with a condition, before anything is
-     * computed; a "GPU" thread then writes the gradients one by one, each condition turning true
-     * after its gradient is written. A bucket's allreduce must not complete while a condition of
-     * it is false, and must reduce the values written before it turned true (an allreduce that
-     * ran at once would have averaged the -1 left in the buckets). Two iterations: the second
-     * marks without conditions, which must not wait for the first's.
+     * computed, then computes them one by one, each condition turning true after its gradient
+     * is written (the conditions are polled by the progress thread; the trainer never awaits
+     * before finish, so it is never the one that waits for them). Bucket 0 holds gradients 0 and
+     * 1: with gradient 0 computed and 1 not, its allreduce must not have run (gradient 0 still
+     * holds this rank's own values, not the average); and the allreduce must reduce the values
+     * written before the conditions turned true (one that ran at once would have averaged the
+     * -1 left in the buckets). Two iterations with conditions (each bucket's polling starts
+     * afresh), then one marked plainly.
      */
     @Test
     void gradientsMarkedWithConditionsAreReducedOnlyOnceTheyHold() throws Exception {
@@ -86,39 +90,35 @@ class GradientBucketerTest {
                      GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, bytes, 32 << 10,
                              ReduceOp.AVG)) {
                     assertEquals(2, bk.bucketCount(), "gradients 0 and 1 in one bucket, 2 in another");
-                    for (int iter = 0; iter < 2; iter++) {
+                    assertEquals(0, bk.bucketOf(1));
+                    for (int iter = 0; iter < 3; iter++) {
+                        boolean withConditions = iter < 2;
                         for (int i = 0; i < bytes.length; i++) {
-                            bk.gradient(i).fill((byte) 0);
                             for (long j = 0; j < bytes[i] / 4; j++) {
                                 bk.gradient(i).setAtIndex(ValueLayout.JAVA_FLOAT, j, -1f);
                             }
                         }
-                        java.util.concurrent.atomic.AtomicBoolean[] computed = new java.util.concurrent.atomic.AtomicBoolean[bytes.length];
+                        AtomicBoolean[] computed = new AtomicBoolean[bytes.length];
                         for (int i = 0; i < bytes.length; i++) {
-                            computed[i] = new java.util.concurrent.atomic.AtomicBoolean();
-                            if (iter == 0) {
+                            computed[i] = new AtomicBoolean();
+                            if (withConditions) {
                                 bk.markReadyWhen(i, computed[i]::get);
                             }
                         }
-                        int it = iter;
-                        Runnable gpu = () -> {
-                            for (int i = 0; i < bytes.length; i++) {
-                                for (long j = 0; j < bytes[i] / 4; j++) {
-                                    bk.gradient(i).setAtIndex(ValueLayout.JAVA_FLOAT, j, input(rank, i, j) + it);
-                                }
-                                computed[i].set(true);
-                            }
-                        };
-                        if (iter == 0) {
+                        if (withConditions) {
                             assertTrue(bk.isLaunched(1), "every bucket is issued when its gradients are marked");
-                            assertThrows(CollectiveTimeoutException.class, () -> bk.awaitBucket(0, Duration.ofMillis(300)),
-                                    "bucket 0 completed while its gradients' conditions were false");
-                            Thread writer = new Thread(gpu);
-                            writer.start();
-                            writer.join();
-                        } else {
-                            gpu.run();
-                            for (int i = 0; i < bytes.length; i++) {
+                        }
+                        for (int i = 0; i < bytes.length; i++) {
+                            for (long j = 0; j < bytes[i] / 4; j++) {
+                                bk.gradient(i).setAtIndex(ValueLayout.JAVA_FLOAT, j, input(rank, i, j) + iter);
+                            }
+                            computed[i].set(true);
+                            if (withConditions && i == 0) {
+                                Thread.sleep(300); // the progress thread polls meanwhile
+                                assertEquals(input(rank, 0, 7) + iter, bk.gradient(0).getAtIndex(ValueLayout.JAVA_FLOAT, 7),
+                                        "bucket 0 was reduced while gradient 1's condition was false (iteration " + iter + ")");
+                            }
+                            if (!withConditions) {
                                 bk.markReady(i);
                             }
                         }
@@ -181,12 +181,29 @@ class GradientBucketerTest {
                     }
                     CollectiveException e = assertThrows(CollectiveException.class, () -> bk.finish(AWAIT));
                     assertEquals(0, e.failedRank(), "rank " + rank + ": " + e);
-                    String why = rank == 0 ? (throwing ? "device fault (test)" : "was not ready") : "rank 0";
-                    assertTrue(String.valueOf(e).contains(why) || String.valueOf(e.getCause()).contains(why),
-                            "rank " + rank + ": " + e);
+                    String said = withCauses(e);
+                    if (rank == 0 || throwing) { // rank 0 posts its fault at once: rank 1's next board check finds it
+                        String why = throwing ? "device fault (test)" : "was not ready";
+                        assertTrue(said.contains(why), "rank " + rank + ": " + said);
+                    } else { // rank 1 times out itself or finds rank 0's post; either way rank 0 was in the call
+                        assertTrue(said.contains("rank 0") && !said.contains("never reported being stalled"),
+                                "rank 1: " + said);
+                    }
                 }
             });
         }
+    }
+
+    /** The messages of {@code t}, its causes and their suppressed exceptions, one per line. */
+    private static String withCauses(Throwable t) {
+        StringBuilder b = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            b.append(c).append('\n');
+            for (Throwable s : c.getSuppressed()) {
+                b.append(s).append('\n');
+            }
+        }
+        return b.toString();
     }
 
     @Test

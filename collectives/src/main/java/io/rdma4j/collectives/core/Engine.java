@@ -208,9 +208,12 @@ public final class Engine implements AutoCloseable {
      * Waits on the calling thread (which holds {@link #lock()}) until {@code ready} holds: the
      * input of {@code call}, which took its sequence number, is still being computed (a GPU
      * event not reached yet, say). Idles with this thread's strategy, as {@link #drive} does (no
-     * sleeping: there is no peer's publish to wake it), and watches the abort flag; after the
-     * no-progress timeout it throws, naming this rank, which the caller then reports to the peers
-     * waiting in the call (a failure after the number breaks the communicator).
+     * sleeping: there is no peer's publish to wake it), and watches the abort flag. After the
+     * stall check's interval it reports the stall on the fault board, waiting for no peer, so
+     * that a peer that times out meanwhile names this rank as stalled in the call rather than
+     * absent from it; after the no-progress timeout it throws, naming this rank, which the caller
+     * then reports to the peers waiting in the call (a failure after the number breaks the
+     * communicator).
      */
     public void awaitInput(BooleanSupplier ready, CommState cs, Descriptor call) {
         if (ready.getAsBoolean()) {
@@ -220,10 +223,19 @@ public final class Engine implements AutoCloseable {
         idle.reset();
         long start = System.nanoTime();
         long timeout = options.timeout().toNanos();
+        boolean reported = false;
         for (int idles = 1; !ready.getAsBoolean(); idles++) {
             checkAbort(cs);
             idle.idle();
-            if (idles % CLOCK_EVERY == 0 && System.nanoTime() - start >= timeout) {
+            if (idles % CLOCK_EVERY != 0) {
+                continue;
+            }
+            long waited = System.nanoTime() - start;
+            if (!reported && waited >= options.stallCheck().toNanos()) {
+                board.reportStall(cs.board(), cs.worldRank(), call, -1);
+                reported = true;
+            }
+            if (waited >= timeout) {
                 throw new CollectiveTimeoutException(cs.worldRank(), "rank " + cs.worldRank() + ": the input of collective "
                         + call + " was not ready after " + options.timeout().toMillis() + " ms (its readiness "
                         + "condition stayed false)");
