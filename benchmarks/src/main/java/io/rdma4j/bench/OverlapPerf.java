@@ -34,24 +34,26 @@ import java.util.function.LongSupplier;
  * buckets), the value of perfect overlap when each bucket's allreduce takes its share of the
  * allreduce alone.
  *
- * <p>Three kinds of backward: {@code wait} parks for each layer's time without using the CPU (a GPU
- * computing while the CPU drives communication, the usual case in training), {@code cpu} computes
- * on the CPU for it. {@code event} is a GPU's backward as a trainer enqueues it: the trainer marks
- * every gradient at once with {@link GradientBucketer#markReadyWhen}, each with the point in time
- * its layer ends (standing for its CUDA event), and waits in {@code finish}; the progress thread
- * starts each bucket when its time has come. So no thread wakes per layer, where {@code wait}'s
- * trainer wakes from a timer at every layer, on the core its rank's allreduce runs on. The allreduce alone, the backward alone and both take turns in every
- * iteration (in alternating order, see {@link #medians}), so that all three are measured under
- * the same conditions of the host (on a shared host the memory bandwidth an allreduce gets can
- * move by a third from one second to the next); each time is the slowest rank's, the median
- * over the iterations. By default a {@code wait} layer's time is calibrated so that the backward
- * alone lasts as long as the allreduce alone, two parts of equal length: a parked layer wakes
- * late by the timer's slack, so the measurement is repeated with the layer corrected by the
- * measured difference until the two are within {@link #BALANCED} of each other (at most
- * {@link #BALANCE_ATTEMPTS} times; the last is reported). A {@code cpu} layer ends on time unless
- * its rank loses its core, which no correction fixes; it keeps the allreduce's share. The
- * gradients are views of the buckets by default ({@code --gradients copies}: the trainer's own
- * segments, copied in and out by the CPU, which then competes with the allreduce for it).
+ * <p>Three kinds of backward: {@code wait} parks for each layer's time without using the CPU (a
+ * GPU computing while the CPU drives communication, the usual case in training), {@code cpu}
+ * computes on the CPU for it. {@code event} is a GPU's backward as a trainer enqueues it: the
+ * trainer marks every gradient at once with {@link GradientBucketer#markReadyWhen}, each with the
+ * point in time its layer ends (standing for its CUDA event), and waits in {@code finish}; the
+ * progress thread starts each bucket when its time has come. So the trainer does not wake per
+ * layer, where {@code wait}'s wakes from a timer at every layer, on the core its rank's allreduce
+ * runs on. The allreduce alone, the backward alone and both take turns in every iteration (in
+ * alternating order, see {@link #medians}), so that all three are measured under the same
+ * conditions of the host (on a shared host the memory bandwidth an allreduce gets can move by a
+ * third from one second to the next); each time is the slowest rank's, the median over the
+ * iterations. By default a {@code wait} or {@code event} layer's time is calibrated so that the
+ * backward alone lasts as long as the allreduce alone, two parts of equal length: a park (each
+ * layer's, or the event backward's one) wakes late by the timer's slack, so the measurement is
+ * repeated with the layer corrected by the measured difference until the two are within {@link
+ * #BALANCED} of each other (at most {@link #BALANCE_ATTEMPTS} times; the last is reported). A
+ * {@code cpu} layer ends on time unless its rank loses its core, which no correction fixes; it
+ * keeps the allreduce's share. The gradients are views of the buckets by default ({@code
+ * --gradients copies}: the trainer's own segments, copied in and out by the CPU, which then
+ * competes with the allreduce for it).
  */
 public final class OverlapPerf extends CommunicatorTool {
     private static final Duration AWAIT = Duration.ofMinutes(2);

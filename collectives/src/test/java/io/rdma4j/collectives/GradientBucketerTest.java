@@ -26,47 +26,40 @@ class GradientBucketerTest {
     @Test
     void bucketViewsAreReducedInPlaceWithoutCopies() throws Exception {
         long[] bytes = {3000 * 4, 5000 * 4, 1 * 4, 12000 * 4, 700 * 4};
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.SHM))) {
-            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
-                try (Communicator c = Communicator.builder().transport(t).store(store)
-                        .options(CollectiveOptions.defaults().withTimeout(AWAIT)).build();
-                     GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, bytes, 32 << 10,
-                             ReduceOp.AVG)) {
-                    assertTrue(bk.bucketCount() >= 2, "several buckets: " + bk.bucketCount());
-                    for (int i = 0; i < bytes.length; i++) {
-                        MemorySegment grad = bk.gradient(i);
-                        assertEquals(bytes[i], grad.byteSize());
-                        for (int k = 0; k < i; k++) { // views of distinct memory
-                            MemorySegment other = bk.gradient(k);
-                            assertTrue(grad.address() >= other.address() + other.byteSize()
-                                    || other.address() >= grad.address() + grad.byteSize(), "gradients " + k + " and " + i);
-                        }
+        viewsOnTwoShmRanks(bytes, (rank, bk) -> {
+            assertTrue(bk.bucketCount() >= 2, "several buckets: " + bk.bucketCount());
+            for (int i = 0; i < bytes.length; i++) {
+                MemorySegment grad = bk.gradient(i);
+                assertEquals(bytes[i], grad.byteSize());
+                for (int k = 0; k < i; k++) { // views of distinct memory
+                    MemorySegment other = bk.gradient(k);
+                    assertTrue(grad.address() >= other.address() + other.byteSize()
+                            || other.address() >= grad.address() + grad.byteSize(), "gradients " + k + " and " + i);
+                }
+            }
+            assertThrows(IllegalStateException.class, () -> bk.awaitBucket(0, AWAIT));
+            for (int iter = 0; iter < 3; iter++) {
+                // produced last to first on rank 1: launches still go in bucket order
+                for (int n = 0; n < bytes.length; n++) {
+                    int i = rank == 0 ? n : bytes.length - 1 - n;
+                    MemorySegment grad = bk.gradient(i);
+                    for (long j = 0; j < bytes[i] / 4; j++) {
+                        grad.setAtIndex(ValueLayout.JAVA_FLOAT, j, input(rank, i, j) + iter);
                     }
-                    assertThrows(IllegalStateException.class, () -> bk.awaitBucket(0, AWAIT));
-                    for (int iter = 0; iter < 3; iter++) {
-                        // produced last to first on rank 1: launches still go in bucket order
-                        for (int n = 0; n < bytes.length; n++) {
-                            int i = rank == 0 ? n : bytes.length - 1 - n;
-                            MemorySegment grad = bk.gradient(i);
-                            for (long j = 0; j < bytes[i] / 4; j++) {
-                                grad.setAtIndex(ValueLayout.JAVA_FLOAT, j, input(rank, i, j) + iter);
-                            }
-                            bk.markReady(i);
-                        }
-                        bk.finish(AWAIT);
-                        assertFalse(bk.isLaunched(0), "finish resets for the next iteration");
-                        for (int i = 0; i < bytes.length; i++) {
-                            MemorySegment grad = bk.gradient(i);
-                            for (long j = 0; j < bytes[i] / 4; j++) {
-                                float want = (input(0, i, j) + input(1, i, j)) / 2 + iter;
-                                assertEquals(want, grad.getAtIndex(ValueLayout.JAVA_FLOAT, j), Math.ulp(want) * 4,
-                                        "rank " + rank + " iteration " + iter + " gradient " + i + " element " + j);
-                            }
-                        }
+                    bk.markReady(i);
+                }
+                bk.finish(AWAIT);
+                assertFalse(bk.isLaunched(0), "finish resets for the next iteration");
+                for (int i = 0; i < bytes.length; i++) {
+                    MemorySegment grad = bk.gradient(i);
+                    for (long j = 0; j < bytes[i] / 4; j++) {
+                        float want = (input(0, i, j) + input(1, i, j)) / 2 + iter;
+                        assertEquals(want, grad.getAtIndex(ValueLayout.JAVA_FLOAT, j), Math.ulp(want) * 4,
+                                "rank " + rank + " iteration " + iter + " gradient " + i + " element " + j);
                     }
                 }
-            });
-        }
+            }
+        });
     }
 
     /**
@@ -83,58 +76,51 @@ class GradientBucketerTest {
     @Test
     void gradientsMarkedWithConditionsAreReducedOnlyOnceTheyHold() throws Exception {
         long[] bytes = {3000 * 4, 5000 * 4, 12000 * 4};
-        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.SHM))) {
-            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
-                try (Communicator c = Communicator.builder().transport(t).store(store)
-                        .options(CollectiveOptions.defaults().withTimeout(AWAIT)).build();
-                     GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, bytes, 32 << 10,
-                             ReduceOp.AVG)) {
-                    assertEquals(2, bk.bucketCount(), "gradients 0 and 1 in one bucket, 2 in another");
-                    assertEquals(0, bk.bucketOf(1));
-                    for (int iter = 0; iter < 3; iter++) {
-                        boolean withConditions = iter < 2;
-                        for (int i = 0; i < bytes.length; i++) {
-                            for (long j = 0; j < bytes[i] / 4; j++) {
-                                bk.gradient(i).setAtIndex(ValueLayout.JAVA_FLOAT, j, -1f);
-                            }
-                        }
-                        AtomicBoolean[] computed = new AtomicBoolean[bytes.length];
-                        for (int i = 0; i < bytes.length; i++) {
-                            computed[i] = new AtomicBoolean();
-                            if (withConditions) {
-                                bk.markReadyWhen(i, computed[i]::get);
-                            }
-                        }
-                        if (withConditions) {
-                            assertTrue(bk.isLaunched(1), "every bucket is issued when its gradients are marked");
-                        }
-                        for (int i = 0; i < bytes.length; i++) {
-                            for (long j = 0; j < bytes[i] / 4; j++) {
-                                bk.gradient(i).setAtIndex(ValueLayout.JAVA_FLOAT, j, input(rank, i, j) + iter);
-                            }
-                            computed[i].set(true);
-                            if (withConditions && i == 0) {
-                                Thread.sleep(300); // the progress thread polls meanwhile
-                                assertEquals(input(rank, 0, 7) + iter, bk.gradient(0).getAtIndex(ValueLayout.JAVA_FLOAT, 7),
-                                        "bucket 0 was reduced while gradient 1's condition was false (iteration " + iter + ")");
-                            }
-                            if (!withConditions) {
-                                bk.markReady(i);
-                            }
-                        }
-                        bk.finish(AWAIT);
-                        for (int i = 0; i < bytes.length; i++) {
-                            for (long j = 0; j < bytes[i] / 4; j++) {
-                                float want = (input(0, i, j) + input(1, i, j)) / 2 + iter;
-                                assertEquals(want, bk.gradient(i).getAtIndex(ValueLayout.JAVA_FLOAT, j),
-                                        Math.ulp(want) * 4, "rank " + rank + " iteration " + iter + " gradient " + i
-                                                + " element " + j);
-                            }
-                        }
+        viewsOnTwoShmRanks(bytes, (rank, bk) -> {
+            assertEquals(2, bk.bucketCount(), "gradients 0 and 1 in one bucket, 2 in another");
+            assertEquals(0, bk.bucketOf(1));
+            for (int iter = 0; iter < 3; iter++) {
+                boolean withConditions = iter < 2;
+                for (int i = 0; i < bytes.length; i++) {
+                    for (long j = 0; j < bytes[i] / 4; j++) {
+                        bk.gradient(i).setAtIndex(ValueLayout.JAVA_FLOAT, j, -1f);
                     }
                 }
-            });
-        }
+                AtomicBoolean[] computed = new AtomicBoolean[bytes.length];
+                for (int i = 0; i < bytes.length; i++) {
+                    computed[i] = new AtomicBoolean();
+                    if (withConditions) {
+                        bk.markReadyWhen(i, computed[i]::get);
+                    }
+                }
+                if (withConditions) {
+                    assertTrue(bk.isLaunched(1), "every bucket is issued when its gradients are marked");
+                }
+                for (int i = 0; i < bytes.length; i++) {
+                    for (long j = 0; j < bytes[i] / 4; j++) {
+                        bk.gradient(i).setAtIndex(ValueLayout.JAVA_FLOAT, j, input(rank, i, j) + iter);
+                    }
+                    computed[i].set(true);
+                    if (withConditions && i == 0) {
+                        Thread.sleep(300); // the progress thread polls meanwhile
+                        assertEquals(input(rank, 0, 7) + iter, bk.gradient(0).getAtIndex(ValueLayout.JAVA_FLOAT, 7),
+                                "bucket 0 was reduced while gradient 1's condition was false (iteration " + iter + ")");
+                    }
+                    if (!withConditions) {
+                        bk.markReady(i);
+                    }
+                }
+                bk.finish(AWAIT);
+                for (int i = 0; i < bytes.length; i++) {
+                    for (long j = 0; j < bytes[i] / 4; j++) {
+                        float want = (input(0, i, j) + input(1, i, j)) / 2 + iter;
+                        assertEquals(want, bk.gradient(i).getAtIndex(ValueLayout.JAVA_FLOAT, j),
+                                Math.ulp(want) * 4, "rank " + rank + " iteration " + iter + " gradient " + i
+                                        + " element " + j);
+                    }
+                }
+            }
+        });
     }
 
     @Test
@@ -189,6 +175,28 @@ class GradientBucketerTest {
                         assertTrue(said.contains("rank 0") && !said.contains("never reported being stalled"),
                                 "rank 1: " + said);
                     }
+                }
+            });
+        }
+    }
+
+    /** One rank's part of {@link #viewsOnTwoShmRanks}. */
+    private interface ViewsRank {
+        void run(int rank, GradientBucketer bk) throws Exception;
+    }
+
+    /**
+     * Two ranks over shm, each with a bucketer of bucket views of {@code bytes} that averages in
+     * 32 KiB buckets, running {@code body}.
+     */
+    private static void viewsOnTwoShmRanks(long[] bytes, ViewsRank body) throws Exception {
+        try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.SHM))) {
+            g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                try (Communicator c = Communicator.builder().transport(t).store(store)
+                        .options(CollectiveOptions.defaults().withTimeout(AWAIT)).build();
+                     GradientBucketer bk = GradientBucketer.withBucketViews(c, DataType.F32, bytes, 32 << 10,
+                             ReduceOp.AVG)) {
+                    body.run(rank, bk);
                 }
             });
         }
