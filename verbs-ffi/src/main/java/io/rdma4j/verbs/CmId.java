@@ -142,8 +142,8 @@ public final class CmId extends NativeResource {
      * Creates the id's RC QP (rdma_create_qp). rdma_cm moves it through RESET..RTS itself during
      * connect/accept, so it is not stepped by hand.
      */
-    public QueuePair createQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
-                                     QpCapabilities caps) {
+    public synchronized QueuePair createQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+                                                  QpCapabilities caps) {
         ensureOpen();
         if (queuePair != null) {
             throw new IllegalStateException(description() + " already has " + queuePair.description());
@@ -166,22 +166,26 @@ public final class CmId extends NativeResource {
             MemorySegment qp = rdma_cm_id.qp(id).reinterpret(ibv_qp.sizeof());
             QpCapabilities granted = new QpCapabilities(ibv_qp_cap.max_send_wr(cap), ibv_qp_cap.max_recv_wr(cap),
                     ibv_qp_cap.max_send_sge(cap), ibv_qp_cap.max_recv_sge(cap), ibv_qp_cap.max_inline_data(cap));
-            queuePair = new QueuePair("RC QueuePair " + ibv_qp.qp_num(qp) + " of " + description(),
-                    new NativeResource[]{this, pd, sendCq, recvCq}, qp, QpType.RC,
+            // a QP that cannot become the child of its parents (one was closed meanwhile) is destroyed again
+            queuePair = Results.own(qp, created -> destroyQp(), created -> new QueuePair(
+                    "RC QueuePair " + ibv_qp.qp_num(created) + " of " + description(),
+                    new NativeResource[]{this, pd, sendCq, recvCq}, created, QpType.RC,
                     granted, pd.context().dataPath(),
                     (attr, mask) -> {
                         throw new IllegalStateException("rdma_cm drives the state of " + description()
                                 + "; use connect()/accept()/disconnect()");
                     },
-                    () -> {
-                        RdmaCm.rdma_destroy_qp(id);
-                        return 0;
-                    });
+                    this::destroyQp));
             queuePair.assumeState(QpState.INIT);
             return queuePair;
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }
+    }
+
+    private int destroyQp() {
+        RdmaCm.rdma_destroy_qp(id);
+        return 0;
     }
 
     /** Client side: connects and waits for ESTABLISHED (REJECTED/UNREACHABLE fail with the reason). */

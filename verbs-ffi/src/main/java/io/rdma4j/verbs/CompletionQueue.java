@@ -12,6 +12,8 @@ import java.lang.foreign.MemorySegment;
 /** A completion queue, polled through the provider's poll_cq without allocating. */
 public final class CompletionQueue extends NativeResource {
     private final MemorySegment cq;
+    /** The handle that polls and the creation of QPs on this CQ pass: revoked on close. */
+    private final ScopedHandle scoped;
     private final DataPathOps ops;
     private final CompletionChannel channel;
     private final int capacity;
@@ -19,6 +21,7 @@ public final class CompletionQueue extends NativeResource {
     private CompletionQueue(DeviceContext context, MemorySegment cq, CompletionChannel channel) {
         super("CompletionQueue on " + context.name(), context, channel);
         this.cq = cq;
+        this.scoped = new ScopedHandle(cq);
         this.ops = context.dataPath();
         this.channel = channel;
         this.capacity = ibv_cq.cqe(cq);
@@ -46,7 +49,7 @@ public final class CompletionQueue extends NativeResource {
 
     MemorySegment segment() {
         ensureOpen();
-        return cq;
+        return scoped.segment();
     }
 
     /** The number of entries the provider actually allocated (at least what was asked for). */
@@ -63,7 +66,7 @@ public final class CompletionQueue extends NativeResource {
         try {
             n = (int) ops.pollCq.invokeExact(segment(), wcs.capacity(), wcs.segment());
         } catch (Throwable t) {
-            throw NativeCalls.rethrow(t);
+            throw scoped.rethrow(t, description());
         }
         if (n < 0) {
             wcs.filled(0); // the last batch must not read as this poll's
@@ -82,11 +85,17 @@ public final class CompletionQueue extends NativeResource {
         try {
             rc = (int) ops.reqNotifyCq.invokeExact(segment(), solicitedOnly ? 1 : 0);
         } catch (Throwable t) {
-            throw NativeCalls.rethrow(t);
+            throw scoped.rethrow(t, description());
         }
         if (rc != 0) { // the message only then: arming is on the event-driven completion path
             Results.checkReturn(rc, "req_notify_cq(" + description() + ")");
         }
+    }
+
+    /** A close while another thread polls is refused rather than destroying the CQ under the poll. */
+    @Override
+    protected void revokeAccess() {
+        scoped.revoke(description());
     }
 
     @Override

@@ -27,6 +27,8 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 @SuppressWarnings("restricted")
 public final class DeviceContext extends NativeResource {
     private final MemorySegment context;
+    /** The handle that queries and the creation of objects on the device pass: revoked on close. */
+    private final ScopedHandle scoped;
     private final String name;
     private final DataPathOps dataPath;
     /** verbs_context.query_port, or null when the provider predates the extended op. */
@@ -38,6 +40,7 @@ public final class DeviceContext extends NativeResource {
         super("DeviceContext " + name, parent);
         this.owned = owned;
         this.context = context;
+        this.scoped = new ScopedHandle(context);
         this.name = name;
         this.dataPath = new DataPathOps(context, name);
         MemorySegment vctx = verbsContextOf(context);
@@ -87,7 +90,7 @@ public final class DeviceContext extends NativeResource {
 
     MemorySegment segment() {
         ensureOpen();
-        return context;
+        return scoped.segment();
     }
 
     DataPathOps dataPath() {
@@ -197,6 +200,12 @@ public final class DeviceContext extends NativeResource {
 
     public CompletionQueue createCompletionQueue(int minEntries) {
         return createCompletionQueue(minEntries, null, 0);
+    }
+
+    /** A close while another thread queries the device or creates an object on it is refused. */
+    @Override
+    protected void revokeAccess() {
+        scoped.revoke(description());
     }
 
     @Override

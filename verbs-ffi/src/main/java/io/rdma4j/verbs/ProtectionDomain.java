@@ -13,11 +13,14 @@ import java.lang.foreign.MemorySegment;
 public final class ProtectionDomain extends NativeResource {
     private final DeviceContext context;
     private final MemorySegment pd;
+    /** The handle that the creation of objects in this PD passes: revoked on close. */
+    private final ScopedHandle scoped;
 
     private ProtectionDomain(DeviceContext context, MemorySegment pd) {
         super("ProtectionDomain on " + context.name(), context);
         this.context = context;
         this.pd = pd;
+        this.scoped = new ScopedHandle(pd);
     }
 
     static ProtectionDomain allocate(DeviceContext context) {
@@ -37,7 +40,7 @@ public final class ProtectionDomain extends NativeResource {
 
     MemorySegment segment() {
         ensureOpen();
-        return pd;
+        return scoped.segment();
     }
 
     /**
@@ -67,6 +70,16 @@ public final class ProtectionDomain extends NativeResource {
 
     public AddressHandle createAddressHandle(AddressHandle.Target target) {
         return AddressHandle.create(this, target);
+    }
+
+    /**
+     * A close while another thread creates an object in this PD is refused rather than freeing
+     * the PD under the creation (the new object only becomes a child, which keeps it alive, once
+     * the creating call returned).
+     */
+    @Override
+    protected void revokeAccess() {
+        scoped.revoke(description());
     }
 
     @Override

@@ -35,27 +35,28 @@ public final class QueuePair extends NativeResource {
         int destroy();
     }
 
-    private final MemorySegment qp;
     private final QpType type;
     private final int qpNumber;
     private final QpCapabilities capabilities;
     private final DataPathOps ops;
     private final Modifier modifier;
     private final Destroyer destroyer;
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment badWr = arena.allocate(ADDRESS);
+    /** The handle that posts pass, and the bad_wr out-pointer beside it: both revoked on close. */
+    private final ScopedHandle scoped;
+    private final MemorySegment badWr;
     private volatile QpState state = QpState.RESET;
 
     QueuePair(String description, NativeResource[] parents, MemorySegment qp, QpType type, QpCapabilities capabilities,
               DataPathOps ops, Modifier modifier, Destroyer destroyer) {
         super(description, parents);
-        this.qp = qp;
         this.type = type;
         this.qpNumber = ibv_qp.qp_num(qp);
         this.capabilities = capabilities;
         this.ops = ops;
         this.modifier = modifier;
         this.destroyer = destroyer;
+        this.scoped = new ScopedHandle(qp);
+        this.badWr = scoped.allocate(ADDRESS);
     }
 
     static QueuePair create(ProtectionDomain pd, QpType type, CompletionQueue sendCq, CompletionQueue recvCq,
@@ -280,9 +281,9 @@ public final class QueuePair extends NativeResource {
         MemorySegment head = wrs.terminate();
         int rc;
         try {
-            rc = (int) ops.postSend.invokeExact(qp, head, badWr);
+            rc = (int) ops.postSend.invokeExact(scoped.segment(), head, badWr);
         } catch (Throwable t) {
-            throw NativeCalls.rethrow(t);
+            throw scoped.rethrow(t, description());
         } finally {
             wrs.relink();
         }
@@ -297,9 +298,9 @@ public final class QueuePair extends NativeResource {
         MemorySegment head = wrs.terminate();
         int rc;
         try {
-            rc = (int) ops.postRecv.invokeExact(qp, head, badWr);
+            rc = (int) ops.postRecv.invokeExact(scoped.segment(), head, badWr);
         } catch (Throwable t) {
-            throw NativeCalls.rethrow(t);
+            throw scoped.rethrow(t, description());
         } finally {
             wrs.relink();
         }
@@ -351,15 +352,17 @@ public final class QueuePair extends NativeResource {
 
     MemorySegment segment() {
         ensureOpen();
-        return qp;
+        return scoped.segment();
+    }
+
+    /** A close while another thread posts is refused rather than destroying the QP under the post. */
+    @Override
+    protected void revokeAccess() {
+        scoped.revoke(description());
     }
 
     @Override
     protected void release() {
-        try {
-            Results.checkReturn(destroyer.destroy(), "destroying " + description());
-        } finally {
-            arena.close();
-        }
+        Results.checkReturn(destroyer.destroy(), "destroying " + description());
     }
 }
