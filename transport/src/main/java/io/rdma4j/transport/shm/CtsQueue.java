@@ -128,6 +128,16 @@ final class CtsQueue {
         return false;
     }
 
+    /** Removes the entry of receive {@code wantedRecvId}, if there is one. */
+    void remove(long wantedRecvId) {
+        for (int e = head, previous = -1; e >= 0; previous = e, e = next[e]) {
+            if (recvId[e] == wantedRecvId) {
+                unlink(e, previous);
+                return;
+            }
+        }
+    }
+
     void clear() {
         while (head >= 0) {
             unlink(head, -1);

@@ -208,7 +208,11 @@ final class ShmConnection implements Connection {
         checkRange(src, offset, length, "isend");
         checkOpen();
         int slot = acquire(RequestTable.SEND, tag, src.segment, offset, length);
-        lastSendEager = sendEagerly(slot);
+        try {
+            lastSendEager = sendEagerly(slot);
+        } catch (RuntimeException e) {
+            throw abandon(slot, src.segment, e);
+        }
         if (!lastSendEager) {
             rendezvousSends++;
         }
@@ -260,10 +264,23 @@ final class ShmConnection implements Connection {
             bounceBacked = true;
         }
         int slot = acquire(RequestTable.RECV, tag, dst.segment, offset, capacity);
-        long region = direct ? dst.regionKey() : 0;
-        long address = direct ? dst.slabAddress() + offset : 0;
+        try {
+            offer(slot, direct ? dst.regionKey() : 0, direct ? dst.slabAddress() + offset : 0);
+        } catch (RuntimeException e) {
+            throw abandon(slot, dst.segment, e);
+        }
+        return requests.id(slot);
+    }
+
+    /**
+     * Queues the CTS of receive {@code slot} ({@code region} 0: through the bounce chunks) and
+     * hands the receive the oldest eager message of its tag that came before it.
+     */
+    private void offer(int slot, long region, long address) {
+        int tag = requests.tag[slot];
         // The CTS goes out even for a message that is already here: it completes the peer's send.
-        unpublishedCts.add(requests.id(slot), capacity, tag, direct ? KIND_DIRECT : KIND_BOUNCE, region, address);
+        unpublishedCts.add(requests.id(slot), requests.length[slot], tag, region != 0 ? KIND_DIRECT : KIND_BOUNCE,
+                region, address);
         int m = early.oldest(tag);
         if (m >= 0) {
             deliverEarly(slot, m);
@@ -279,7 +296,6 @@ final class ShmConnection implements Connection {
                 publishReceives();
             }
         }
-        return requests.id(slot);
     }
 
     /** Publishes CTS entries for posted receives, oldest first, while the CTS ring has room. */
@@ -360,9 +376,7 @@ final class ShmConnection implements Connection {
         requests.remoteAddress[slot] = target.address() + targetOffset;
         requests.remoteKey[slot] = target.key();
         requests.immediate[slot] = immediate;
-        oneSided.add(slot);
-        runOneSided();
-        return requests.id(slot);
+        return runPosted(slot, src.segment);
     }
 
     @Override
@@ -377,8 +391,20 @@ final class ShmConnection implements Connection {
         requests.remoteAddress[slot] = source.address() + sourceOffset;
         requests.remoteKey[slot] = source.key();
         requests.immediate[slot] = NO_IMMEDIATE;
+        return runPosted(slot, dst.segment);
+    }
+
+    /**
+     * Queues write or read {@code slot}, whose buffer on this side is {@code local}, behind the
+     * earlier ones and runs what can run now.
+     */
+    private long runPosted(int slot, MemorySegment local) {
         oneSided.add(slot);
-        runOneSided();
+        try {
+            runOneSided();
+        } catch (RuntimeException e) {
+            throw abandon(slot, local, e);
+        }
         return requests.id(slot);
     }
 
@@ -429,27 +455,31 @@ final class ShmConnection implements Connection {
 
     @Override
     public long pollImmediate() {
-        transport.checkNotClosed(); // values that arrived before a failure or abort are still taken
-        transport.progressAll();
-        long e = immIn.peek();
-        if (e >= 0) {
-            long value = Integer.toUnsignedLong(inFile.get(ValueLayout.JAVA_INT, e + IMM_VALUE));
-            immIn.release();
-            return value;
+        synchronized (transport) { // as every poll: a close from another thread waits for it
+            transport.checkNotClosed(); // values that arrived before a failure or abort are still taken
+            transport.progressAll();
+            long e = immIn.peek();
+            if (e >= 0) {
+                long value = Integer.toUnsignedLong(inFile.get(ValueLayout.JAVA_INT, e + IMM_VALUE));
+                immIn.release();
+                return value;
+            }
+            if (failure != null) {
+                throw new TransportException(peer, "shm rank " + rank + ": no immediate can arrive from peer " + peer
+                        + " any more: " + failure, failureCause);
+            }
+            return NO_IMMEDIATE;
         }
-        if (failure != null) {
-            throw new TransportException(peer, "shm rank " + rank + ": no immediate can arrive from peer " + peer
-                    + " any more: " + failure, failureCause);
-        }
-        return NO_IMMEDIATE;
     }
 
     @Override
     public void flush() {
         // Copies happen when posted or in progress(); there is no batch to hand over, but a flush
         // is where a caller expects progress.
-        checkOpen();
-        transport.progressAll();
+        synchronized (transport) { // as every poll: a close from another thread waits for it
+            checkOpen();
+            transport.progressAll();
+        }
     }
 
     // ---------------------------------------------------------------- progress
@@ -827,9 +857,37 @@ final class ShmConnection implements Connection {
     private void checkOpen() {
         transport.checkUsable();
         if (failure != null) {
-            throw new TransportException(peer, "shm connection rank " + rank + " -> peer " + peer + " failed: " + failure,
-                    failureCause);
+            throw failedError();
         }
+    }
+
+    private TransportException failedError() {
+        return new TransportException(peer, "shm connection rank " + rank + " -> peer " + peer + " failed: " + failure,
+                failureCause);
+    }
+
+    /**
+     * Leaves no trace of a post that threw after taking request {@code slot}: its caller never got
+     * the id that frees the slot, and the CTS of a receive that nobody waits for would still
+     * complete the peer's send and hand each later message of its tag to the receive before its
+     * own. Where this thread cannot reach the caller's own {@code local} memory (any longer: its
+     * arena was closed meanwhile), the copy from or into it is what threw, before the post
+     * published anything, and the connection goes on. Anything else (a ring the peer corrupted,
+     * an earlier request's copy) leaves state shared with the peer that cannot be trusted: the
+     * connection is dropped, as a progress pass drops it.
+     *
+     * @return what the caller is to throw
+     */
+    private RuntimeException abandon(int slot, MemorySegment local, RuntimeException e) {
+        unpublishedCts.remove(requests.id(slot));
+        unclaimedReceives.removeIfPresent(slot);
+        oneSided.removeIfPresent(slot);
+        requests.release(slot);
+        if (!local.scope().isAlive() || !local.isAccessibleBy(Thread.currentThread())) {
+            return e;
+        }
+        dropAfter(e);
+        return failedError();
     }
 
     private static void checkRange(ShmRegistration buffer, long offset, long length, String op) {
@@ -878,7 +936,8 @@ final class ShmConnection implements Connection {
         } catch (IOException e) {
             throw new TransportException(peer, "shm rank " + rank + ": cannot map slab " + slab + " of peer " + peer + ": " + e, e);
         }
-        return address + length <= mapped.byteSize() ? mapped : null;
+        // the address and length come from the peer (its CTS or region table): a sum of them may overflow
+        return address >= 0 && length >= 0 && length <= mapped.byteSize() - address ? mapped : null;
     }
 
     /** The peer broke the protocol (or its memory was corrupted): the connection is failed. */

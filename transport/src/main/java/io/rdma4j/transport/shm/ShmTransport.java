@@ -34,7 +34,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p><b>Threads.</b> An instance is used by one thread at a time (the collectives' progress
  * thread); {@link #abort} may be called from any thread. No thread of its own runs: progress
  * happens in {@link #test}, {@link #await}, {@link Connection#pollImmediate()} and
- * {@link Connection#flush()}, and nothing on that path allocates.
+ * {@link Connection#flush()}, each under the transport's lock (which {@link #close} takes too),
+ * and nothing on that path allocates.
  *
  * <p><b>Faults.</b> While progressing, every connection polls its peer's state word (closed or
  * aborted) and, on every 64th pass and at most every 10 ms, whether the peer's pid is alive; a
@@ -298,8 +299,13 @@ public final class ShmTransport implements Transport {
         }
     }
 
+    /**
+     * Takes the lock that every poll holds: a close from another thread then waits for a running
+     * poll instead of unmapping memory under its copy (libc's memmove, which no arena check
+     * stops), and an await that polls on afterwards finds its request failed, as closed.
+     */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }
@@ -358,7 +364,7 @@ public final class ShmTransport implements Transport {
         }
     }
 
-    /** The registration behind {@code buffer} if it is one of ours and still usable. */
+    /** The registration behind {@code buffer} if it is one of ours and still usable, by this thread too. */
     ShmRegistration usable(RegisteredBuffer buffer, String role) {
         if (!(buffer instanceof ShmRegistration r) || r.transport != this) {
             throw new IllegalArgumentException(role + " " + buffer + " was not registered with this shm transport (rank " + rank + ")");
@@ -366,6 +372,13 @@ public final class ShmTransport implements Transport {
         String why = r.unusableReason();
         if (why != null) {
             throw new IllegalStateException(role + ": " + why);
+        }
+        // Refused before the call takes a request slot: it may copy the buffer at once (an eager
+        // send, a message that came first, a one-sided copy), and that copy would throw.
+        if (!r.segment.isAccessibleBy(Thread.currentThread())) {
+            throw new IllegalArgumentException(role + ": the segment at 0x" + Long.toHexString(r.segment.address())
+                    + " is memory of a confined arena of another thread than " + Thread.currentThread().getName()
+                    + "; post it from that thread, or use a shared, global or automatic arena");
         }
         return r;
     }
@@ -379,9 +392,10 @@ public final class ShmTransport implements Transport {
      * Frees an allocated buffer. A pending request on its memory fails its connection first: the
      * bytes go back to the heap, and a later buffer there would otherwise receive (or send) that
      * request's data; and a send or receive pairs with the peer's by order, so none after it on
-     * that connection could pair right.
+     * that connection could pair right. Under the lock of the polls, whose requests it fails and
+     * whose copies may be using the pages it gives back.
      */
-    void free(ShmBuffer buffer) {
+    synchronized void free(ShmBuffer buffer) {
         if (closed) {
             return;
         }

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -20,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 import static io.rdma4j.transport.shm.ShmTestGroup.TIMEOUT_NANOS;
 import static io.rdma4j.transport.shm.ShmTestGroup.check;
@@ -27,7 +29,9 @@ import static io.rdma4j.transport.shm.ShmTestGroup.fill;
 import static io.rdma4j.transport.shm.ShmTestGroup.runRanks;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -1026,6 +1030,174 @@ class ShmTransportTest {
                 }
             }
         });
+        closeAll(t);
+    }
+
+    /**
+     * A post of memory that its thread cannot reach (a confined arena of another thread) is
+     * refused before it takes a request slot, and leaves no trace: rank 0 has one slot, which the
+     * next post gets, and a refused receive publishes no CTS that would complete the peer's send
+     * (and pair the peer's later messages of the tag with the receive before their own).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"isend", "irecv", "write", "read"})
+    void aPostOfMemoryItsThreadCannotReachIsRefusedAndLeavesNoTrace(String op) throws Exception {
+        ShmTransport a = new ShmTransport(group.config().toBuilder().maxOutstandingRequests(1).build(), group.store, 0, 2);
+        ShmTransport b = group.transport(1, 2);
+        try (Arena confined = Arena.ofConfined()) {
+            Connection ab = a.connection(1);
+            Connection ba = b.connection(0);
+            RegisteredBuffer mine = a.register(confined.allocate(64));
+            RegisteredBuffer shared = a.allocate(64);
+            RegisteredBuffer theirs = b.allocate(64);
+            RemoteBuffer target = theirs.remote();
+            fill(shared.segment(), 0, 8, 1);
+            fill(theirs.segment(), 0, 8, 2);
+            Throwable refused = switch (op) {
+                case "isend" -> {
+                    Throwable e = thrownOnAnotherThread(() -> ab.isend(mine, 0, 8, 1));
+                    long recv = ba.irecv(theirs, 8, 8, 1);
+                    assertEquals(8, a.await(ab.isend(shared, 0, 8, 1), TIMEOUT_NANOS));
+                    assertEquals(8, b.await(recv, TIMEOUT_NANOS));
+                    assertEquals(-1, check(theirs.segment(), 8, 8, 1));
+                    yield e;
+                }
+                case "irecv" -> {
+                    long send = ba.isend(theirs, 0, 8, 1); // eager: here before any receive
+                    awaitOneEarlyMessage(a, ab);
+                    Throwable e = thrownOnAnotherThread(() -> ab.irecv(mine, 0, 64, 1));
+                    ab.flush(); // a pass, which would publish the refused receive's CTS
+                    assertEquals(Transport.PENDING, b.test(send), "no receive has taken the message yet");
+                    assertEquals(8, a.await(ab.irecv(shared, 8, 8, 1), TIMEOUT_NANOS));
+                    assertEquals(-1, check(shared.segment(), 8, 8, 2));
+                    assertEquals(8, b.await(send, TIMEOUT_NANOS));
+                    yield e;
+                }
+                case "write" -> {
+                    Throwable e = thrownOnAnotherThread(() -> ab.write(mine, 0, target, 8, 8, Connection.NO_IMMEDIATE));
+                    assertEquals(8, a.await(ab.write(shared, 0, target, 8, 8, Connection.NO_IMMEDIATE), TIMEOUT_NANOS));
+                    assertEquals(-1, check(theirs.segment(), 8, 8, 1));
+                    yield e;
+                }
+                default -> {
+                    Throwable e = thrownOnAnotherThread(() -> ab.read(mine, 0, target, 0, 8));
+                    assertEquals(8, a.await(ab.read(shared, 8, target, 0, 8), TIMEOUT_NANOS));
+                    assertEquals(-1, check(shared.segment(), 8, 8, 2));
+                    yield e;
+                }
+            };
+            assertInstanceOf(IllegalArgumentException.class, refused, "refused before it took a slot");
+            assertTrue(refused.getMessage().contains("confined arena of another thread"), refused.getMessage());
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
+
+    /** What {@code post} threw on a thread of its own; it must throw. */
+    private static Throwable thrownOnAnotherThread(Runnable post) throws InterruptedException {
+        Throwable[] thrown = new Throwable[1];
+        Thread.ofPlatform().start(() -> {
+            try {
+                post.run();
+            } catch (Throwable e) {
+                thrown[0] = e;
+            }
+        }).join();
+        assertNotNull(thrown[0], "the post was accepted");
+        return thrown[0];
+    }
+
+    /**
+     * A post that throws after taking its request slot for a reason other than the caller's
+     * memory (here: the peer corrupted the consumer counter of the CTS ring, which the post
+     * publishes into) drops the connection, as a progress pass would, and frees its slot.
+     */
+    @Test
+    void aPostThatMeetsACorruptRingDropsTheConnectionAndFreesItsSlot() throws Exception {
+        int slots = ShmTransport.CTS_RING + 1;
+        ShmTransport a = new ShmTransport(group.config().toBuilder().maxOutstandingRequests(slots).build(), group.store, 0, 3);
+        ShmTransport[] t = {a, group.transport(1, 3), group.transport(2, 3)};
+        Connection toOne = a.connection(1);
+        RegisteredBuffer buf = a.allocate(8);
+        long[] filling = new long[ShmTransport.CTS_RING];
+        for (int i = 0; i < filling.length; i++) {
+            filling[i] = toOne.irecv(buf, 0, 8, 1); // rank 1 takes none of their CTS entries: the ring fills
+        }
+        // the ring's consumer counter, first in the ring (SpscRing), far ahead of the entries written
+        tamper(a, (control, layout) -> control.set(ValueLayout.JAVA_LONG, layout.area(1) + layout.ctsRingOffset, 1L << 40));
+        TransportException e = assertThrows(TransportException.class, () -> toOne.irecv(buf, 0, 8, 1));
+        assertEquals(1, e.peer());
+        assertTrue(e.getMessage().contains("corrupted"), e.getMessage());
+        for (long id : filling) {
+            assertThrows(TransportException.class, () -> a.test(id), "failed with the connection");
+        }
+        Connection toTwo = a.connection(2);
+        for (int i = 0; i < slots; i++) {
+            toTwo.irecv(buf, 0, 8, 1); // every slot is free again
+        }
+        closeAll(t);
+    }
+
+    /**
+     * A region table entry that a corrupt or hostile peer wrote so that a descriptor's bytes lie
+     * before its slab, or past the end of the address space, is refused naming the peer, as any
+     * region it has not registered is, instead of failing the copy.
+     */
+    @ParameterizedTest(name = "address {0}")
+    @ValueSource(longs = {-4096, Long.MAX_VALUE - 4})
+    void aRegionOutsideItsSlabIsRefusedNamingThePeer(long address) throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        Connection c = t[0].connection(1);
+        RegisteredBuffer local = t[0].allocate(64);
+        String slab = t[1].allocate(64).remote().name(); // the slab the forged region claims to lie in
+        int index = ShmTransport.REGION_CAPACITY - 1;
+        long key = RegionTable.key(index, 1);
+        tamper(t[1], (control, layout) -> new RegionTable(control, layout).publish(index, key, 0, address, 4096));
+        RemoteBuffer forged = new RemoteBuffer(1, address, 4096, key, slab);
+        TransportException w = assertThrows(TransportException.class,
+                () -> c.write(local, 0, forged, 0, 64, Connection.NO_IMMEDIATE));
+        assertEquals(1, w.peer(), w.getMessage());
+        TransportException r = assertThrows(TransportException.class, () -> c.read(local, 0, forged, 0, 64));
+        assertEquals(1, r.peer(), r.getMessage());
+        closeAll(t);
+    }
+
+    /** Writes into {@code t}'s control file as a corrupt or hostile peer could: {@code edit} gets its mapping and layout. */
+    private static void tamper(ShmTransport t, BiConsumer<MemorySegment, ShmLayout> edit) throws IOException {
+        try (MappedFile control = MappedFile.open(t.controlFile())) {
+            MemorySegment file = control.segment();
+            edit.accept(file, ShmLayout.readHeader(file, t.rank(), t.size(), "the control file of rank " + t.rank()));
+        }
+    }
+
+    /**
+     * close() waits for a running poll (it takes the lock that every poll holds) instead of
+     * unmapping memory under its copy, and an await that polls on afterwards fails as closed.
+     */
+    @Test
+    void closeWaitsForARunningPollAndItsWaiterFailsAsClosed() throws Exception {
+        ShmTransport[] t = {group.transport(0, 2), group.transport(1, 2)};
+        long id = t[0].connection(1).irecv(t[0].allocate(8), 0, 8, 1); // never sent
+        Throwable[] waited = new Throwable[1];
+        Thread waiter = Thread.ofPlatform().start(() -> {
+            try {
+                t[0].await(id, TIMEOUT_NANOS);
+            } catch (Throwable e) {
+                waited[0] = e;
+            }
+        });
+        Thread closer;
+        synchronized (t[0]) { // as a poll holds it
+            closer = Thread.ofPlatform().start(t[0]::close);
+            closer.join(300);
+            assertTrue(closer.isAlive(), "close went on while a poll held the transport");
+        }
+        closer.join();
+        waiter.join();
+        assertInstanceOf(TransportException.class, waited[0]);
+        assertTrue(waited[0].getMessage().contains("closed"), waited[0].getMessage());
+        assertThrows(TransportException.class, () -> t[0].allocate(1));
         closeAll(t);
     }
 
