@@ -231,24 +231,24 @@ public final class Communicator implements AutoCloseable {
     }
 
     public void allReduce(float[] data, ReduceOp op) {
-        allReduce(MemorySegment.ofArray(data), DataType.F32, op);
+        allReduce(MemorySegment.ofArray(required(data)), DataType.F32, op);
     }
 
     public void allReduce(double[] data, ReduceOp op) {
-        allReduce(MemorySegment.ofArray(data), DataType.F64, op);
+        allReduce(MemorySegment.ofArray(required(data)), DataType.F64, op);
     }
 
     public void allReduce(int[] data, ReduceOp op) {
-        allReduce(MemorySegment.ofArray(data), DataType.I32, op);
+        allReduce(MemorySegment.ofArray(required(data)), DataType.I32, op);
     }
 
     public void allReduce(long[] data, ReduceOp op) {
-        allReduce(MemorySegment.ofArray(data), DataType.I64, op);
+        allReduce(MemorySegment.ofArray(required(data)), DataType.I64, op);
     }
 
     /** Unsigned bytes ({@link DataType#U8}). */
     public void allReduce(byte[] data, ReduceOp op) {
-        allReduce(MemorySegment.ofArray(data), DataType.U8, op);
+        allReduce(MemorySegment.ofArray(required(data)), DataType.U8, op);
     }
 
     /** bf16 or fp16 values stored as shorts. */
@@ -256,7 +256,7 @@ public final class Communicator implements AutoCloseable {
         if (halfType != DataType.BF16 && halfType != DataType.F16) {
             throw new IllegalArgumentException("short[] holds BF16 or F16 values, not " + halfType);
         }
-        allReduce(MemorySegment.ofArray(data), halfType, op);
+        allReduce(MemorySegment.ofArray(required(data)), halfType, op);
     }
 
     // ---- reduce-scatter / allgather ----------------------------------------------------------
@@ -291,23 +291,23 @@ public final class Communicator implements AutoCloseable {
     }
 
     public void broadcast(float[] data, int root) {
-        broadcast(MemorySegment.ofArray(data), data.length, DataType.F32, root);
+        broadcast(MemorySegment.ofArray(required(data)), data.length, DataType.F32, root);
     }
 
     public void broadcast(double[] data, int root) {
-        broadcast(MemorySegment.ofArray(data), data.length, DataType.F64, root);
+        broadcast(MemorySegment.ofArray(required(data)), data.length, DataType.F64, root);
     }
 
     public void broadcast(int[] data, int root) {
-        broadcast(MemorySegment.ofArray(data), data.length, DataType.I32, root);
+        broadcast(MemorySegment.ofArray(required(data)), data.length, DataType.I32, root);
     }
 
     public void broadcast(long[] data, int root) {
-        broadcast(MemorySegment.ofArray(data), data.length, DataType.I64, root);
+        broadcast(MemorySegment.ofArray(required(data)), data.length, DataType.I64, root);
     }
 
     public void broadcast(byte[] data, int root) {
-        broadcast(MemorySegment.ofArray(data), data.length, DataType.U8, root);
+        broadcast(MemorySegment.ofArray(required(data)), data.length, DataType.U8, root);
     }
 
     /** The reduction of every rank's {@code send} lands in {@code recv} of {@code root} ({@code recv} may be null elsewhere). */
@@ -388,11 +388,23 @@ public final class Communicator implements AutoCloseable {
     }
 
     private static long countOf(MemorySegment data, DataType type) {
+        required(data);
+        if (type == null) {
+            throw new IllegalArgumentException("data type must not be null");
+        }
         if (data.byteSize() % type.byteSize() != 0) {
             throw new IllegalArgumentException("segment of " + data.byteSize() + " bytes is not a whole number of "
                     + type + " elements");
         }
         return data.byteSize() / type.byteSize();
+    }
+
+    /** The convenience overloads' data, refused as the segment calls refuse a null buffer. */
+    private static <T> T required(T data) {
+        if (data == null) {
+            throw new IllegalArgumentException("data buffer is null");
+        }
+        return data;
     }
 
     // ---- lifecycle -------------------------------------------------------------------------

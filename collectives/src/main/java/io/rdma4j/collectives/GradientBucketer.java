@@ -110,6 +110,9 @@ public final class GradientBucketer implements AutoCloseable {
      * that gradient's bucket unlaunched on this rank alone.
      */
     private static long[] sizesOf(List<MemorySegment> gradients) {
+        if (gradients == null) {
+            throw new IllegalArgumentException("gradients must not be null");
+        }
         long[] sizes = new long[gradients.size()];
         for (int i = 0; i < sizes.length; i++) {
             MemorySegment g = gradients.get(i);
@@ -135,6 +138,9 @@ public final class GradientBucketer implements AutoCloseable {
      */
     public static GradientBucketer withBucketViews(Communicator comm, DataType type, long[] gradientBytes,
                                                    long bucketBytes, ReduceOp op) {
+        if (gradientBytes == null) {
+            throw new IllegalArgumentException("gradient sizes must not be null");
+        }
         return new GradientBucketer(comm, type, gradientBytes.clone(), null, bucketBytes, op);
     }
 
@@ -374,7 +380,7 @@ public final class GradientBucketer implements AutoCloseable {
         // the last bucket first: calls complete in issue order, so this one wait covers them all and
         // its thread wakes once, not at every bucket (the loop below then finds them done; after a
         // timeout here, it reports the first bucket that failed or is still running)
-        Work last = works[buckets.length - 1];
+        Work last = buckets.length == 0 ? null : works[buckets.length - 1];
         if (last != null) {
             last.awaitCompletionNanos(Math.max(1, timeoutNanos));
         }

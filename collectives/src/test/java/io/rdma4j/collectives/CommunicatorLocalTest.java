@@ -6,6 +6,7 @@ import io.rdma4j.transport.TransportTimeoutException;
 import io.rdma4j.transport.bootstrap.FileStore;
 import io.rdma4j.transport.testing.LocalGroup;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.Arena;
@@ -14,6 +15,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -137,6 +139,19 @@ class CommunicatorLocalTest {
                     DataType.F32, ReduceOp.SUM));
             assertTrue(e.getMessage().contains("whole number"), e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> c.send(small, 1, DataType.F32, 0));
+            // the convenience overloads refuse a null buffer as the segment calls do, not with an NPE
+            for (Executable nullData : List.<Executable>of(
+                    () -> c.allReduce((float[]) null, ReduceOp.SUM),
+                    () -> c.allReduce((short[]) null, DataType.F16, ReduceOp.SUM),
+                    () -> c.broadcast((int[]) null, 0),
+                    () -> c.allReduce((MemorySegment) null, DataType.F32, ReduceOp.SUM),
+                    () -> c.allReduceAsync((MemorySegment) null, DataType.F32, ReduceOp.SUM))) {
+                e = assertThrows(IllegalArgumentException.class, nullData);
+                assertEquals("data buffer is null", e.getMessage());
+            }
+            e = assertThrows(IllegalArgumentException.class, () -> c.allReduce(small, null, ReduceOp.SUM));
+            assertEquals("data type must not be null", e.getMessage());
+            c.allReduce(new float[] {2f}, ReduceOp.SUM); // the communicator is still usable
             c.close();
             c.close(); // idempotent
             IllegalStateException closed = assertThrows(IllegalStateException.class, c::barrier);

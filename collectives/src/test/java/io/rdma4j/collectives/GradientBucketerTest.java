@@ -270,6 +270,27 @@ class GradientBucketerTest {
         }
     }
 
+    /** A model without gradients (or a rank that holds none of them) finishes its steps at once. */
+    @Test
+    void aBucketerWithoutGradientsFinishesEmptySteps() throws Exception {
+        try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
+             Communicator c = Communicator.builder().transport(g.transport(0)).store(g.store(0)).build();
+             GradientBucketer views = GradientBucketer.withBucketViews(c, DataType.F32, new long[0], 1024, ReduceOp.SUM);
+             GradientBucketer copies = new GradientBucketer(c, DataType.F32, java.util.List.of(), 1024, ReduceOp.SUM)) {
+            for (int step = 0; step < 2; step++) {
+                views.finish(AWAIT);
+                copies.finish(AWAIT);
+            }
+            assertEquals(0, views.bucketCount());
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new GradientBucketer(c, DataType.F32, null, 1024, ReduceOp.SUM));
+            assertEquals("gradients must not be null", e.getMessage());
+            e = assertThrows(IllegalArgumentException.class,
+                    () -> GradientBucketer.withBucketViews(c, DataType.F32, null, 1024, ReduceOp.SUM));
+            assertEquals("gradient sizes must not be null", e.getMessage());
+        }
+    }
+
     /**
      * A gradient the bucketer cannot copy back into is refused when the bucketer is made, and one
      * whose copy into its bucket fails (its memory freed) does not count as ready: markReady

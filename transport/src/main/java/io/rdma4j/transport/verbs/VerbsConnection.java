@@ -480,16 +480,34 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
             lastActivity = now;
         }
         checkLiveness(now);
-        work += consumeCts();
+        return work + advance(now, true);
+    }
+
+    /**
+     * A flush: the doorbells, after what frees queue room and credits (completions, CTS entries,
+     * credit reports) let the requests queued behind them go out, so that flushing alone, without
+     * waiting on a request, sends everything; no liveness check and no keepalive probe.
+     */
+    int flushPass() {
+        if (failure != null) {
+            return 0;
+        }
+        return pollCompletions() + advance(0, false);
+    }
+
+    /** The part of a pass after the completions: CTS entries, credits, backlog, then our doorbells. */
+    private int advance(long now, boolean probe) {
+        int work = consumeCts();
         if (peerClosed) {
             settleWithClosedPeer(); // and nothing posted to a peer that left
             return work;
         }
         credits.observe(control, layout.creditsIn);
         work += issueBacklog();
-        keepalive(now);
-        work += flushAll();
-        return work;
+        if (probe) {
+            keepalive(now);
+        }
+        return work + flushAll();
     }
 
     private int pollCompletions() {

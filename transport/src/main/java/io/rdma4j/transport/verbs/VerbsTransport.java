@@ -631,7 +631,7 @@ public final class VerbsTransport implements Transport {
     synchronized void flush(VerbsConnection c) {
         live(c);
         try {
-            c.flushAll();
+            c.flushPass();
         } catch (RuntimeException e) {
             fail(c, e);
         }
@@ -755,15 +755,17 @@ public final class VerbsTransport implements Transport {
         if (progressThread != null) {
             progressThread.stop(5_000);
         }
-        PathTrace.dump(rank);
-        synchronized (connectLock) { // a connecting thread sees the close and leaves the broker
-            broker.abandonAll(new TransportException(-1, "transport closed"));
-        }
-        boolean clean;
-        synchronized (this) {
-            clean = firstLost < 0 && !state.aborted();
-        }
+        // whatever fails from here on, the device and the memory are released (a second close
+        // returns at once, so nothing else would)
+        boolean clean = false;
         try {
+            PathTrace.dump(rank);
+            synchronized (connectLock) { // a connecting thread sees the close and leaves the broker
+                broker.abandonAll(new TransportException(-1, "transport closed"));
+            }
+            synchronized (this) {
+                clean = firstLost < 0 && !state.aborted();
+            }
             if (clean) {
                 awaitAcknowledgements();
             }

@@ -329,6 +329,51 @@ class VerbsTransportSoftRoceTest {
     }
 
     /**
+     * More writes than the send queue holds go out on flushes alone: a flush polls the completions
+     * that free queue room, as a wait does, so an application that flushes and then waits for the
+     * data by other means (the peer reads its memory) does not hang on writes that never left.
+     */
+    @Test
+    void writesBeyondTheSendQueueGoOutOnFlushesAlone() throws Exception {
+        int n = 1200;
+        CompletableFuture<RegisteredBuffer> window = new CompletableFuture<>();
+        CountDownLatch done = new CountDownLatch(1);
+        try (LocalGroup g = group(b -> b.progressThread(false))) {
+            g.run(RUN, (rank, t, store) -> {
+                Connection c = t.connection(1 - rank);
+                if (rank == 1) {
+                    RegisteredBuffer w = t.allocate(8L * n);
+                    w.segment().fill((byte) 0);
+                    window.complete(w);
+                    assertTrue(done.await(60, TimeUnit.SECONDS));
+                    w.close();
+                    return;
+                }
+                RegisteredBuffer peerWindow = window.get(30, TimeUnit.SECONDS);
+                VerbsConnection vc = connection(t, 1);
+                try (RegisteredBuffer src = t.allocate(8L * n)) {
+                    long[] ids = new long[n];
+                    for (int i = 0; i < n; i++) {
+                        src.segment().set(ValueLayout.JAVA_LONG, 8L * i, 1000 + i);
+                        ids[i] = c.write(src, 8L * i, peerWindow.remote(), 8L * i, 8, Connection.NO_IMMEDIATE);
+                    }
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (peerWindow.segment().get(ValueLayout.JAVA_LONG, 8L * (n - 1)) != 1000 + n - 1) {
+                        assertTrue(System.nanoTime() < deadline, "write " + (n - 1) + " never arrived; posted "
+                                + vc.workRequestsPosted(0) + " work requests on flushes alone");
+                        c.flush();
+                    }
+                    for (long id : ids) {
+                        assertEquals(8, t.await(id, WAIT));
+                    }
+                } finally {
+                    done.countDown();
+                }
+            });
+        }
+    }
+
+    /**
      * An irecv and an eager isend to the same peer, flushed together, post one work request: the
      * receive's CTS rides in the eager message's header, in either order of the two calls. Rank
      * 0 sends first, rank 1 receives first; every message arrives whole and every send completes
