@@ -280,13 +280,55 @@ class VerbsTransportSoftRoceTest {
     @Test
     void writesWaitForFlushAndShareOneDoorbell() throws Exception {
         int n = 20;
+        writeIntoPeerWindow(b -> b.batchSize(32).signalInterval(16), 8L * n, (t, c, vc, peerWindow) -> {
+            try (RegisteredBuffer src = t.allocate(8L * n)) {
+                long doorbells = vc.doorbells(0);
+                long posted = vc.workRequestsPosted(0);
+                long signalled = vc.signalled(0);
+                long[] ids = new long[n];
+                for (int i = 0; i < n; i++) {
+                    src.segment().set(ValueLayout.JAVA_LONG, 8L * i, 100 + i);
+                    ids[i] = c.write(src, 8L * i, peerWindow.remote(), 8L * i, 8, Connection.NO_IMMEDIATE);
+                }
+                Thread.sleep(200);
+                assertEquals(doorbells, vc.doorbells(0), "nothing is posted before flush");
+                assertEquals(posted, vc.workRequestsPosted(0));
+                for (int i = 0; i < n; i++) {
+                    assertEquals(0, peerWindow.segment().get(ValueLayout.JAVA_LONG, 8L * i), "write " + i + " arrived unflushed");
+                }
+                c.flush();
+                assertEquals(doorbells + 1, vc.doorbells(0), "one doorbell for the batch");
+                assertEquals(posted + n, vc.workRequestsPosted(0));
+                // the 16th request (interval) and the batch's last (requests wait for it) are signalled
+                assertEquals(signalled + 2, vc.signalled(0));
+                for (long id : ids) {
+                    assertEquals(8, t.await(id, WAIT));
+                }
+                for (int i = 0; i < n; i++) {
+                    assertEquals(100 + i, peerWindow.segment().get(ValueLayout.JAVA_LONG, 8L * i));
+                }
+            }
+        });
+    }
+
+    /** Rank 0's part of {@link #writeIntoPeerWindow}. */
+    private interface WindowWriter {
+        void write(Transport t, Connection c, VerbsConnection vc, RegisteredBuffer peerWindow) throws Exception;
+    }
+
+    /**
+     * Two ranks: rank 1 allocates a zeroed window of {@code bytes} and keeps it until rank 0's
+     * {@code writer}, which reads that window's memory directly, is done.
+     */
+    private static void writeIntoPeerWindow(UnaryOperator<TransportConfig.Builder> settings, long bytes,
+                                            WindowWriter writer) throws Exception {
         CompletableFuture<RegisteredBuffer> window = new CompletableFuture<>();
         CountDownLatch done = new CountDownLatch(1);
-        try (LocalGroup g = group(b -> b.batchSize(32).signalInterval(16))) {
+        try (LocalGroup g = group(settings)) {
             g.run(RUN, (rank, t, store) -> {
                 Connection c = t.connection(1 - rank);
                 if (rank == 1) {
-                    RegisteredBuffer w = t.allocate(8L * n);
+                    RegisteredBuffer w = t.allocate(bytes);
                     w.segment().fill((byte) 0);
                     window.complete(w);
                     assertTrue(done.await(60, TimeUnit.SECONDS));
@@ -294,33 +336,8 @@ class VerbsTransportSoftRoceTest {
                     return;
                 }
                 RegisteredBuffer peerWindow = window.get(30, TimeUnit.SECONDS);
-                VerbsConnection vc = connection(t, 1);
-                try (RegisteredBuffer src = t.allocate(8L * n)) {
-                    long doorbells = vc.doorbells(0);
-                    long posted = vc.workRequestsPosted(0);
-                    long signalled = vc.signalled(0);
-                    long[] ids = new long[n];
-                    for (int i = 0; i < n; i++) {
-                        src.segment().set(ValueLayout.JAVA_LONG, 8L * i, 100 + i);
-                        ids[i] = c.write(src, 8L * i, peerWindow.remote(), 8L * i, 8, Connection.NO_IMMEDIATE);
-                    }
-                    Thread.sleep(200);
-                    assertEquals(doorbells, vc.doorbells(0), "nothing is posted before flush");
-                    assertEquals(posted, vc.workRequestsPosted(0));
-                    for (int i = 0; i < n; i++) {
-                        assertEquals(0, peerWindow.segment().get(ValueLayout.JAVA_LONG, 8L * i), "write " + i + " arrived unflushed");
-                    }
-                    c.flush();
-                    assertEquals(doorbells + 1, vc.doorbells(0), "one doorbell for the batch");
-                    assertEquals(posted + n, vc.workRequestsPosted(0));
-                    // the 16th request (interval) and the batch's last (requests wait for it) are signalled
-                    assertEquals(signalled + 2, vc.signalled(0));
-                    for (long id : ids) {
-                        assertEquals(8, t.await(id, WAIT));
-                    }
-                    for (int i = 0; i < n; i++) {
-                        assertEquals(100 + i, peerWindow.segment().get(ValueLayout.JAVA_LONG, 8L * i));
-                    }
+                try {
+                    writer.write(t, c, connection(t, 1), peerWindow);
                 } finally {
                     done.countDown();
                 }
@@ -336,41 +353,24 @@ class VerbsTransportSoftRoceTest {
     @Test
     void writesBeyondTheSendQueueGoOutOnFlushesAlone() throws Exception {
         int n = 1200;
-        CompletableFuture<RegisteredBuffer> window = new CompletableFuture<>();
-        CountDownLatch done = new CountDownLatch(1);
-        try (LocalGroup g = group(b -> b.progressThread(false))) {
-            g.run(RUN, (rank, t, store) -> {
-                Connection c = t.connection(1 - rank);
-                if (rank == 1) {
-                    RegisteredBuffer w = t.allocate(8L * n);
-                    w.segment().fill((byte) 0);
-                    window.complete(w);
-                    assertTrue(done.await(60, TimeUnit.SECONDS));
-                    w.close();
-                    return;
+        writeIntoPeerWindow(b -> b.progressThread(false), 8L * n, (t, c, vc, peerWindow) -> {
+            try (RegisteredBuffer src = t.allocate(8L * n)) {
+                long[] ids = new long[n];
+                for (int i = 0; i < n; i++) {
+                    src.segment().set(ValueLayout.JAVA_LONG, 8L * i, 1000 + i);
+                    ids[i] = c.write(src, 8L * i, peerWindow.remote(), 8L * i, 8, Connection.NO_IMMEDIATE);
                 }
-                RegisteredBuffer peerWindow = window.get(30, TimeUnit.SECONDS);
-                VerbsConnection vc = connection(t, 1);
-                try (RegisteredBuffer src = t.allocate(8L * n)) {
-                    long[] ids = new long[n];
-                    for (int i = 0; i < n; i++) {
-                        src.segment().set(ValueLayout.JAVA_LONG, 8L * i, 1000 + i);
-                        ids[i] = c.write(src, 8L * i, peerWindow.remote(), 8L * i, 8, Connection.NO_IMMEDIATE);
-                    }
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                    while (peerWindow.segment().get(ValueLayout.JAVA_LONG, 8L * (n - 1)) != 1000 + n - 1) {
-                        assertTrue(System.nanoTime() < deadline, "write " + (n - 1) + " never arrived; posted "
-                                + vc.workRequestsPosted(0) + " work requests on flushes alone");
-                        c.flush();
-                    }
-                    for (long id : ids) {
-                        assertEquals(8, t.await(id, WAIT));
-                    }
-                } finally {
-                    done.countDown();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (peerWindow.segment().get(ValueLayout.JAVA_LONG, 8L * (n - 1)) != 1000 + n - 1) {
+                    assertTrue(System.nanoTime() < deadline, "write " + (n - 1) + " never arrived; posted "
+                            + vc.workRequestsPosted(0) + " work requests on flushes alone");
+                    c.flush();
                 }
-            });
-        }
+                for (long id : ids) {
+                    assertEquals(8, t.await(id, WAIT));
+                }
+            }
+        });
     }
 
     /**
