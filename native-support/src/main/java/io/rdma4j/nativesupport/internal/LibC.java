@@ -14,8 +14,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The libc calls rdma4j makes itself (the one binding of them): close, getpagesize, fcntl,
- * poll, syscall (futexes), sched_setaffinity, madvise and memmove (for {@link BulkCopy}). A failed call
+ * The libc calls rdma4j makes itself (the one binding of them): open, close, flock, getpagesize,
+ * fcntl, poll, syscall (futexes), sched_setaffinity, madvise and memmove (for {@link BulkCopy}). A failed call
  * returns {@code -errno}, the kernel's own convention, so each caller names the error in its
  * own terms and no call allocates (errno is captured into a per-thread segment). A function
  * this platform's libc lacks makes its method throw {@link UnsupportedOperationException};
@@ -28,7 +28,10 @@ public final class LibC {
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     private static final ThreadLocal<MemorySegment> STATE = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(CALL_STATE));
 
+    private static final MethodHandle OPEN = bind("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
+            Linker.Option.firstVariadicArg(2));
     private static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle FLOCK = bind("flock", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle GETPAGESIZE = bind("getpagesize", FunctionDescriptor.of(JAVA_INT));
     private static final MethodHandle FCNTL = bind("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
             Linker.Option.firstVariadicArg(2));
@@ -75,6 +78,33 @@ public final class LibC {
     private static long pageSize0() {
         try {
             return (int) require(GETPAGESIZE, "getpagesize").invokeExact(STATE.get());
+        } catch (Throwable t) {
+            throw NativeCalls.rethrow(t);
+        }
+    }
+
+    /** Whether {@link #open} and {@link #flock} are there. */
+    public static boolean hasFlock() {
+        return OPEN != null && FLOCK != null;
+    }
+
+    /** open(2) of an existing file (no O_CREAT, so no mode): the descriptor, or -errno. */
+    public static int open(String path, int flags) {
+        MemorySegment state = STATE.get();
+        try (Arena arena = Arena.ofConfined()) {
+            int rc = (int) require(OPEN, "open").invokeExact(state, arena.allocateFrom(path), flags, 0);
+            return rc >= 0 ? rc : -errno(state);
+        } catch (Throwable t) {
+            throw NativeCalls.rethrow(t);
+        }
+    }
+
+    /** flock(2): 0, or -errno. */
+    public static int flock(int fd, int operation) {
+        MemorySegment state = STATE.get();
+        try {
+            int rc = (int) require(FLOCK, "flock").invokeExact(state, fd, operation);
+            return rc == 0 ? 0 : -errno(state);
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);
         }

@@ -26,7 +26,7 @@ import java.lang.invoke.VarHandle;
  */
 final class ShmLayout {
     static final long MAGIC = 0x72646D61346A5348L; // "rdma4jSH"
-    static final int VERSION = 5;
+    static final int VERSION = 6;
     static final long PAGE = 4096;
     static final int CACHE_LINE = 64;
 
@@ -55,6 +55,10 @@ final class ShmLayout {
     private static final long H_CHUNK_SIZE = 40;
     private static final long H_PID = 48;
     private static final long H_REQUESTS = 56;
+    /** 1 when the owner holds its {@link ControlLock} for its life, 0 when it could not take it. */
+    private static final long H_OWNER_LOCKED = 60;
+    /** The bytes of the header that {@link #ownerLocked} reads. */
+    static final int LOCK_HEADER_BYTES = 64;
     private static final long H_STATE = 64; // own cache line: peers poll it
     private static final long H_WINDOW = 128;
 
@@ -150,8 +154,9 @@ final class ShmLayout {
     }
 
     /** Writes the parameters and pid; the magic goes last so a peer never sees a half-written header. */
-    void writeHeader(MemorySegment file, long pid) {
+    void writeHeader(MemorySegment file, long pid, boolean ownerLocked) {
         file.set(ValueLayout.JAVA_INT, H_VERSION, VERSION);
+        file.set(ValueLayout.JAVA_INT, H_OWNER_LOCKED, ownerLocked ? 1 : 0);
         file.set(ValueLayout.JAVA_INT, H_RANK, rank);
         file.set(ValueLayout.JAVA_INT, H_SIZE, size);
         file.set(ValueLayout.JAVA_INT, H_CTS_CAP, ctsCapacity);
@@ -192,6 +197,18 @@ final class ShmLayout {
             throw new IllegalStateException(what + " is " + file.byteSize() + " bytes, its header needs " + layout.fileSize);
         }
         return layout;
+    }
+
+    /**
+     * Whether the first {@link #LOCK_HEADER_BYTES} of a control file, read from the file, are a
+     * complete header of this version whose owner holds its {@link ControlLock}: only then does a
+     * free lock mean that the owner died (a header of an older build, or one still being written,
+     * says nothing).
+     */
+    static boolean ownerLocked(MemorySegment header) {
+        return header.byteSize() >= LOCK_HEADER_BYTES && header.get(ValueLayout.JAVA_LONG, H_MAGIC) == MAGIC
+                && header.get(ValueLayout.JAVA_INT, H_VERSION) == VERSION
+                && header.get(ValueLayout.JAVA_INT, H_OWNER_LOCKED) == 1;
     }
 
     static long pid(MemorySegment file) {

@@ -102,6 +102,7 @@ public final class ShmTransport implements Transport {
     private int connectedCount;
     private final RegistrationCache<CachedRegistration> registrations = new RegistrationCache<>(RegistrationCache.BOUNDED_ENTRIES);
     private final Thread cleanupHook;
+    private final ControlLock ownerLock;
     private boolean windowTaken;
 
     private volatile boolean closed; // volatile: a racing close() is reported as "closed", not as a fault
@@ -156,6 +157,7 @@ public final class ShmTransport implements Transport {
 
         control = MappedFile.create(files.control(), layout.fileSize);
         cleanupHook = new Thread(files::deleteAll, "rdma4j-shm-cleanup-r" + rank);
+        ownerLock = ControlLock.hold(files.control()); // before the header that says it is held
         try {
             // all but the bounce chunks: a chunk is written by a peer only after a receive's CTS
             // offered it, and its area's chunks get memory before this rank offers the first
@@ -168,7 +170,7 @@ public final class ShmTransport implements Transport {
                 MappedFile.backWithMemory(control.segment().asSlice(layout.area(p), layout.bounceOffset), dir, rank,
                         () -> "the rings of its control file");
             }
-            layout.writeHeader(control.segment(), pid);
+            layout.writeHeader(control.segment(), pid, ownerLock.held());
             heap = new ShmHeap(this, files, new RegionTable(control.segment(), layout));
             Runtime.getRuntime().addShutdownHook(cleanupHook);
             store.set(PeerInfo.storeKey(rank),
@@ -176,6 +178,7 @@ public final class ShmTransport implements Transport {
         } catch (RuntimeException e) {
             control.close();
             files.deleteAll();
+            ownerLock.close();
             removeHook();
             throw e;
         }
@@ -323,6 +326,7 @@ public final class ShmTransport implements Transport {
             heap.close();
             control.close();
             files.deleteAll();
+            ownerLock.close();
             removeHook();
         }
     }

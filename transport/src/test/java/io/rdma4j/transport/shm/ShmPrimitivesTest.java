@@ -140,7 +140,7 @@ class ShmPrimitivesTest {
         ShmLayout layout = new ShmLayout(2, 4, 8, 16, 32, 3, 128, 16, 100, 8192);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment file = arena.allocate(layout.fileSize, 4096);
-            layout.writeHeader(file, 4242);
+            layout.writeHeader(file, 4242, false);
             ShmLayout read = ShmLayout.readHeader(file, 2, 4, "test file");
             assertEquals(layout.fileSize, read.fileSize);
             assertEquals(layout.area(3), read.area(3));

@@ -847,6 +847,43 @@ class ShmTransportTest {
         assertEquals(java.util.List.of(), group.leftovers());
     }
 
+    /**
+     * Files of another pid namespace (a container that shares the directory, or the earlier life of
+     * a container restarted after it was killed) are reaped once their owner's lock is free, and
+     * only if their header says the owner held it: the lock, not the pid, says the owner died.
+     */
+    @Test
+    void anotherNamespacesFilesAreReapedOnceItsOwnersLockIsFree() throws Exception {
+        String elsewhere = "rdma4j-gone-n" + (ShmFiles.PID_NAMESPACE + 1) + "-r0-p";
+        Path locked = group.shmDir.resolve(elsewhere + "17-ctl");
+        Path lockedSlab = group.shmDir.resolve(elsewhere + "17-heap0");
+        Path neverLocked = group.shmDir.resolve(elsewhere + "18-ctl"); // its owner could not take the lock
+        writeControlFile(locked, true);
+        writeControlFile(neverLocked, false);
+        Files.write(lockedSlab, new byte[1]);
+        ControlLock owner = ControlLock.hold(locked); // the owner, alive: a descriptor of its own
+        assertTrue(owner.held());
+        try (ShmTransport t = group.transport(0, 1)) {
+            assertTrue(Files.exists(locked), "a live owner's file is kept");
+            assertTrue(Files.exists(lockedSlab));
+        }
+        owner.close(); // the owner died: the kernel lets go of its lock
+        try (ShmTransport t = group.transport(0, 1)) {
+            assertFalse(Files.exists(locked), "a dead owner's control file is reaped");
+            assertFalse(Files.exists(lockedSlab), "and its slabs with it");
+            assertTrue(Files.exists(neverLocked), "a file whose owner never held the lock is not judged by it");
+        }
+        Files.delete(neverLocked);
+        assertEquals(java.util.List.of(), group.leftovers());
+    }
+
+    private static void writeControlFile(Path path, boolean ownerLocked) {
+        ShmLayout layout = new ShmLayout(0, 1, 8, 16, 32, 3, 128, 16, 100, 8192);
+        try (MappedFile file = MappedFile.create(path, ShmLayout.PAGE)) {
+            layout.writeHeader(file.segment(), 99, ownerLocked);
+        }
+    }
+
     // ---------------------------------------------------------------- helpers
 
     /**
