@@ -6,7 +6,8 @@ import io.rdma4j.transport.TransportConfig.Provider;
 /**
  * Chooses the allreduce algorithm from the message size, the number of ranks and the topology.
  * The same inputs give the same answer on every rank (the choice is also part of the collective
- * descriptor, so ranks that disagree, e.g. because RDMA4J_ALGO differs, fail with a mismatch).
+ * descriptor, so ranks that disagree, e.g. because their policies differ or a per-call algorithm
+ * does, fail with a mismatch; a forced RDMA4J_ALGO is rank 0's on every rank of a world).
  *
  * <ol>
  *   <li>A forced algorithm ({@code RDMA4J_ALGO} or {@link CollectiveOptions#algorithm()}) wins

@@ -42,6 +42,8 @@ final class Bootstrap {
     private static final String CPUS_KEY = "rdma4j/comm/cpus/";
     /** Where the transports a world creates keep their keys: under its id. */
     private static final String WORLD_KEY = "rdma4j/world/";
+    /** In the agreed shape: no algorithm forced, the policy chooses. */
+    private static final String NO_ALGORITHM = "-";
     private static final String PIPELINE_KEY = "rdma4j/comm/pipeline/";
     private static final System.Logger LOG = System.getLogger(Bootstrap.class.getName());
 
@@ -239,30 +241,38 @@ final class Bootstrap {
     }
 
     /**
-     * Rank 0's chunk size, window and channel count, which every rank takes: a receiver posts
-     * for chunks of its own size, so ranks that cut differently (different RDMA4J_CHUNK_BYTES,
-     * or TCP's default on hosts whose ranks do and do not outnumber their CPUs) would fail their
-     * first pipelined call, blaming a healthy peer. A rank whose own differ says so in the log.
+     * Rank 0's chunk size, window, channel count and forced algorithm, which every rank takes: a
+     * receiver posts for chunks of its own size, and a call's descriptor names its algorithm, so
+     * ranks that cut differently (different RDMA4J_CHUNK_BYTES, or TCP's default on hosts whose
+     * ranks do and do not outnumber their CPUs) or force different algorithms (RDMA4J_ALGO set on
+     * one host only) would fail their first such call, blaming a healthy peer. A rank whose own
+     * differ says so in the log.
      */
     private static CollectiveOptions agreePipeline(Store store, String worldId, int rank, CollectiveOptions mine,
                                                    Duration timeout) {
         String key = PIPELINE_KEY + worldId;
         if (rank == 0) {
-            store.set(key, (mine.chunkBytes() + "," + mine.window() + "," + mine.channels())
+            String algorithm = mine.algorithm() == null ? NO_ALGORITHM : mine.algorithm().name();
+            store.set(key, (mine.chunkBytes() + "," + mine.window() + "," + mine.channels() + "," + algorithm)
                     .getBytes(StandardCharsets.US_ASCII));
             return mine;
         }
         String[] shape = new String(awaitRank(store, key, 0, timeout, "its pipeline shape"), StandardCharsets.US_ASCII)
                 .split(",");
         CollectiveOptions agreed = mine.withChunkBytes(Integer.parseInt(shape[0])).withWindow(Integer.parseInt(shape[1]))
-                .withChannels(Integer.parseInt(shape[2]));
+                .withChannels(Integer.parseInt(shape[2]))
+                .withAlgorithm(shape[3].equals(NO_ALGORITHM) ? null : Algorithm.valueOf(shape[3]));
         if (!agreed.equals(mine)) {
-            LOG.log(System.Logger.Level.WARNING, "rank " + rank + " pipelines as rank 0 does (chunk " + agreed.chunkBytes()
-                    + " bytes, window " + agreed.window() + ", channels " + agreed.channels() + "), not with its own "
-                    + "options (chunk " + mine.chunkBytes() + ", window " + mine.window() + ", channels "
-                    + mine.channels() + "): every rank of a communicator must cut its messages alike");
+            LOG.log(System.Logger.Level.WARNING, "rank " + rank + " pipelines as rank 0 does (" + shapeOf(agreed)
+                    + "), not with its own options (" + shapeOf(mine) + "): every rank of a communicator must cut its"
+                    + " messages alike and run the same algorithm");
         }
         return agreed;
+    }
+
+    private static String shapeOf(CollectiveOptions o) {
+        return "chunk " + o.chunkBytes() + " bytes, window " + o.window() + ", channels " + o.channels() + ", algorithm "
+                + (o.algorithm() == null ? "the policy's choice" : o.algorithm().name().toLowerCase(java.util.Locale.ROOT));
     }
 
     private static String defaultHostId() {

@@ -40,4 +40,30 @@ class PipelineAgreementTest {
             });
         }
     }
+
+    /**
+     * RDMA4J_ALGO set on one host only (or to another algorithm): every rank runs rank 0's choice,
+     * where the call's descriptors used to disagree and fail it on every rank.
+     */
+    @Test
+    void ranksThatForceDifferentAlgorithmsRunRankZerosChoice() throws Exception {
+        Algorithm[][] forced = {{Algorithm.RING, Algorithm.TREE}, {null, Algorithm.RING}};
+        for (Algorithm[] byRank : forced) {
+            try (LocalGroup g = LocalGroup.start(2, LocalGroup.config(TransportConfig.Provider.TCP))) {
+                g.run(Duration.ofMinutes(1), (rank, t, store) -> {
+                    try (Communicator c = Communicator.builder().transport(t).store(store)
+                            .options(CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(20))
+                                    .withAlgorithm(byRank[rank]))
+                            .build()) {
+                        assertEquals(byRank[0], c.options().algorithm());
+                        float[] v = new float[64 << 10]; // large enough that the policy does not pick a forced one by chance
+                        java.util.Arrays.fill(v, rank + 1);
+                        c.allReduce(v, ReduceOp.SUM);
+                        assertEquals(3f, v[0]);
+                        assertEquals(3f, v[v.length - 1]);
+                    }
+                });
+            }
+        }
+    }
 }
