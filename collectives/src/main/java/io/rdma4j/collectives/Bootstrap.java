@@ -261,7 +261,7 @@ final class Bootstrap {
                 .split(",");
         CollectiveOptions agreed = mine.withChunkBytes(Integer.parseInt(shape[0])).withWindow(Integer.parseInt(shape[1]))
                 .withChannels(Integer.parseInt(shape[2]))
-                .withAlgorithm(shape[3].equals(NO_ALGORITHM) ? null : Algorithm.valueOf(shape[3]));
+                .withAlgorithm(shape.length < 4 || shape[3].equals(NO_ALGORITHM) ? null : Algorithm.valueOf(shape[3]));
         if (!agreed.equals(mine)) {
             LOG.log(System.Logger.Level.WARNING, "rank " + rank + " pipelines as rank 0 does (" + shapeOf(agreed)
                     + "), not with its own options (" + shapeOf(mine) + "): every rank of a communicator must cut its"

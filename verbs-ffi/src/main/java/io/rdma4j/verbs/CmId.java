@@ -148,7 +148,8 @@ public final class CmId extends NativeResource {
         if (queuePair != null) {
             throw new IllegalStateException(description() + " already has " + queuePair.description());
         }
-        try (Arena arena = Arena.ofConfined()) {
+        try (CallLease cqs = new CallLease("rdma_create_qp of " + description(), sendCq, recvCq);
+             Arena arena = Arena.ofConfined()) {
             MemorySegment init = ibv_qp_init_attr.allocate(arena);
             init.fill((byte) 0);
             ibv_qp_init_attr.send_cq(init, sendCq.segment());

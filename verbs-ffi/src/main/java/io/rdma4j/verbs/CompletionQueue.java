@@ -31,7 +31,8 @@ public final class CompletionQueue extends NativeResource {
         Checks.positive("minEntries", minEntries);
         Checks.inRange("vector", vector, 0, Math.max(0, context.completionVectors() - 1));
         MemorySegment ch = channel == null ? MemorySegment.NULL : channel.segment();
-        try (Arena arena = Arena.ofConfined()) {
+        try (CallLease lease = new CallLease("ibv_create_cq on " + context.name(), channel);
+             Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Downcalls.captureState(arena);
             MemorySegment cq = (MemorySegment) IbvCalls.CREATE_CQ.invokeExact(errno, context.segment(), minEntries,
                     MemorySegment.NULL, ch, vector);

@@ -61,7 +61,8 @@ public final class QueuePair extends NativeResource {
 
     static QueuePair create(ProtectionDomain pd, QpType type, CompletionQueue sendCq, CompletionQueue recvCq,
                             QpCapabilities caps) {
-        try (Arena arena = Arena.ofConfined()) {
+        try (CallLease cqs = new CallLease("ibv_create_qp on " + pd.description(), sendCq, recvCq);
+             Arena arena = Arena.ofConfined()) {
             MemorySegment init = ibv_qp_init_attr.allocate(arena);
             init.fill((byte) 0);
             ibv_qp_init_attr.send_cq(init, sendCq.segment());
@@ -327,7 +328,12 @@ public final class QueuePair extends NativeResource {
      *                       (mlx5) or EINVAL (rxe), as it reports other faults
      */
     private VerbsException postFailure(String op, int rc, WorkRequestChain wrs, String inlineOverflow) {
-        int bad = wrs.indexOf(badWr.get(ADDRESS, 0).address());
+        int bad;
+        try {
+            bad = wrs.indexOf(badWr.get(ADDRESS, 0).address());
+        } catch (IllegalStateException closedSinceThePost) { // bad_wr went with the QP's handle
+            bad = -1;
+        }
         String which = bad < 0 ? "" : " at work request " + bad + " of " + wrs.count() + " (wr_id " + wrs.wrId(bad) + ")";
         String hint = !inlineOverflow.isEmpty() ? " (" + inlineOverflow + ")"
                 : Math.abs(rc) == Verbs.ENOMEM() ? " (more outstanding requests than the queue holds)" : "";

@@ -31,7 +31,8 @@ import static org.junit.jupiter.api.Assertions.*;
  * the QP under the call (on a device: a use after free in the provider, a crash of the JVM).
  */
 class ClosingDuringANativeCallTest {
-    private static final long SLEEP_NANOS = 400_000_000L;
+    private static final long SLEEP_NANOS = 1_000_000L;
+    private static final long LONG_SLEEP_SECONDS = 3;
 
     private final Arena arena = Arena.ofShared();
 
@@ -65,7 +66,8 @@ class ClosingDuringANativeCallTest {
     void aQueuePairClosedDuringAPostStaysOpenUntilThePostReturned() throws Exception {
         AtomicLong destroyedAt = new AtomicLong();
         AtomicInteger destroys = new AtomicInteger();
-        QueuePair qp = new QueuePair("RC QueuePair 77 (test)", new NativeResource[0], sleepingQp(), QpType.RC,
+        MemorySegment sleep = sleepingQp();
+        QueuePair qp = new QueuePair("RC QueuePair 77 (test)", new NativeResource[0], sleep, QpType.RC,
                 new QpCapabilities(4, 4, 1, 1, 0), sleepingOps(), (attr, mask) -> 0, () -> {
                     destroyedAt.set(System.nanoTime());
                     destroys.incrementAndGet();
@@ -74,6 +76,9 @@ class ClosingDuringANativeCallTest {
         qp.init(RcParams.builder().port(1).build());
         RecvWorkRequests wrs = new RecvWorkRequests(1, 1);
         wrs.add(1);
+        qp.postRecv(wrs); // the downcall linked and run once (SLEEP_NANOS), so the timed one starts at once
+        sleep.set(JAVA_LONG, 0, LONG_SLEEP_SECONDS);
+        sleep.set(JAVA_LONG, 8, 0);
         CountDownLatch posting = new CountDownLatch(1);
         AtomicLong postReturnedAt = new AtomicLong();
         AtomicReference<Throwable> postFailure = new AtomicReference<>();
@@ -87,7 +92,7 @@ class ClosingDuringANativeCallTest {
             postReturnedAt.set(System.nanoTime());
         });
         posting.await();
-        Thread.sleep(SLEEP_NANOS / 4_000_000); // well inside the post's sleep
+        Thread.sleep(500); // well inside the post's sleep of seconds, even on a slow machine
 
         IllegalStateException refused = assertThrows(IllegalStateException.class, qp::close);
         assertTrue(refused.getMessage().contains("RC QueuePair 77 (test) is in use by a native call on another thread"),
@@ -143,5 +148,38 @@ class ClosingDuringANativeCallTest {
         assertEquals("CompletionQueue (test) is closed", named.getMessage());
         IllegalArgumentException other = new IllegalArgumentException("x");
         assertSame(other, assertThrows(IllegalArgumentException.class, () -> { throw handle.rethrow(other, "y"); }));
+    }
+
+    /** An object that counts the frees of its (absent) handle. */
+    private static final class Counted extends NativeResource {
+        int releases;
+
+        Counted(String description) {
+            super(description);
+        }
+
+        @Override
+        protected void release() {
+            releases++;
+        }
+    }
+
+    /**
+     * What a creation reads through a struct (a QP's completion queues) is leased for the call: a
+     * close meanwhile frees it only once the lease ended, and a lease on a closed object fails
+     * before the call, naming it.
+     */
+    @Test
+    void aLeaseKeepsWhatACallReadsThroughAStructUntilTheCallReturned() {
+        Counted cq = new Counted("CompletionQueue (test)");
+        CallLease lease = new CallLease("ibv_create_qp (test)", cq, null);
+        cq.close();
+        assertTrue(cq.isClosed());
+        assertEquals(0, cq.releases, "freed while the call that reads it ran");
+        lease.close();
+        assertEquals(1, cq.releases);
+        ResourceClosedException e = assertThrows(ResourceClosedException.class,
+                () -> new CallLease("ibv_create_qp (test)", cq));
+        assertEquals("CompletionQueue (test) is closed", e.getMessage());
     }
 }

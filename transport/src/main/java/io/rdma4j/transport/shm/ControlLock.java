@@ -11,7 +11,9 @@ import java.nio.file.Path;
  * the process dies, however it dies. A process that can take the file's exclusive lock therefore
  * knows the owner is gone. flock, not fcntl's record locks (Java's {@code FileChannel.lock}):
  * a record lock belongs to the whole process and goes away when any descriptor of that file in
- * it is closed, which a peer rank in the same JVM does each time it maps the file.
+ * it is closed, which a peer rank in the same JVM does each time it maps the file. (Where flock
+ * itself is emulated with record locks, as on NFS, the lock says nothing; the shm directory is
+ * meant to be a local tmpfs, /dev/shm by default.)
  */
 final class ControlLock implements AutoCloseable {
     private static final int O_RDONLY = 0;
@@ -21,7 +23,7 @@ final class ControlLock implements AutoCloseable {
     private static final int LOCK_NB = 4;
     private static final boolean AVAILABLE = "Linux".equals(System.getProperty("os.name")) && LibC.hasFlock();
 
-    private final int fd;
+    private int fd;
 
     private ControlLock(int fd) {
         this.fd = fd;
@@ -65,15 +67,16 @@ final class ControlLock implements AutoCloseable {
     }
 
     /** Whether {@link #hold} took the lock. */
-    boolean held() {
+    synchronized boolean held() {
         return fd >= 0;
     }
 
-    /** Lets go of the lock; the owner calls it once its files are unlinked. */
+    /** Lets go of the lock (once: the descriptor's number may be another file's afterwards); the owner calls it once its files are unlinked. */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (fd >= 0) {
             LibC.close(fd);
+            fd = -1;
         }
     }
 }

@@ -34,8 +34,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p><b>Threads.</b> An instance is used by one thread at a time (the collectives' progress
  * thread); {@link #abort} may be called from any thread. No thread of its own runs: progress
  * happens in {@link #test}, {@link #await}, {@link Connection#pollImmediate()} and
- * {@link Connection#flush()}, each under the transport's lock (which {@link #close} takes too),
- * and nothing on that path allocates.
+ * {@link Connection#flush()}, each under the transport's lock (which {@link #close} takes too, so
+ * a close from another thread waits for a running poll; posts do not take it, so a close must
+ * still not race a post), and nothing on that path allocates.
  *
  * <p><b>Faults.</b> While progressing, every connection polls its peer's state word (closed or
  * aborted) and, on every 64th pass and at most every 10 ms, whether the peer's pid is alive; a
@@ -157,8 +158,9 @@ public final class ShmTransport implements Transport {
 
         control = MappedFile.create(files.control(), layout.fileSize);
         cleanupHook = new Thread(files::deleteAll, "rdma4j-shm-cleanup-r" + rank);
-        ownerLock = ControlLock.hold(files.control()); // before the header that says it is held
+        ControlLock lock = null;
         try {
+            lock = ControlLock.hold(files.control()); // before the header that says it is held
             // all but the bounce chunks: a chunk is written by a peer only after a receive's CTS
             // offered it, and its area's chunks get memory before this rank offers the first
             MappedFile.backWithMemory(control.segment().asSlice(0, layout.areasOffset), dir, rank,
@@ -170,18 +172,21 @@ public final class ShmTransport implements Transport {
                 MappedFile.backWithMemory(control.segment().asSlice(layout.area(p), layout.bounceOffset), dir, rank,
                         () -> "the rings of its control file");
             }
-            layout.writeHeader(control.segment(), pid, ownerLock.held());
+            layout.writeHeader(control.segment(), pid, lock.held());
             heap = new ShmHeap(this, files, new RegionTable(control.segment(), layout));
             Runtime.getRuntime().addShutdownHook(cleanupHook);
             store.set(PeerInfo.storeKey(rank),
                     new PeerInfo(rank, pid, dir.toString(), files.prefix(), PeerInfo.localHost()).toBytes());
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             control.close();
             files.deleteAll();
-            ownerLock.close();
+            if (lock != null) {
+                lock.close();
+            }
             removeHook();
             throw e;
         }
+        ownerLock = lock;
     }
 
     @Override
@@ -323,11 +328,14 @@ public final class ShmTransport implements Transport {
             for (int i = 0; i < connectedCount; i++) {
                 connected[i].remote().close();
             }
-            heap.close();
-            control.close();
-            files.deleteAll();
-            ownerLock.close();
-            removeHook();
+            try {
+                heap.close();
+                control.close();
+                files.deleteAll();
+            } finally {
+                ownerLock.close(); // after the files are gone: a free lock would let another namespace reap them
+                removeHook();
+            }
         }
     }
 

@@ -492,7 +492,11 @@ final class VerbsConnection implements Connection, SendQueue.Retirement {
         if (failure != null) {
             return 0;
         }
-        return pollCompletions() + advance(0, false);
+        int work = pollCompletions();
+        if (work > 0) {
+            lastActivity = System.nanoTime(); // the peer answered: no keepalive probe due for a while
+        }
+        return work + advance(0, false);
     }
 
     /** The part of a pass after the completions: CTS entries, credits, backlog, then our doorbells. */
