@@ -15,6 +15,16 @@ bench_java() {
     -cp "$root/benchmarks/$target/classes:$root/benchmarks/$target/lib/*" "$@"
 }
 
+# A size as the tools take it (8, 64K, 2M, 1G) in bytes.
+to_bytes() {
+  case $1 in
+    *[kK]) echo $(( ${1%?} << 10 )) ;;
+    *[mM]) echo $(( ${1%?} << 20 )) ;;
+    *[gG]) echo $(( ${1%?} << 30 )) ;;
+    *) echo $(( $1 )) ;;
+  esac
+}
+
 # Makes sure mpicc/mpirun exist, with the one line that says how to get them.
 need_mpi() {
   if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then

@@ -11,6 +11,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.BiPredicate;
 
 import static io.rdma4j.bench.compare.Reports.geomean;
 import static io.rdma4j.bench.compare.Reports.min;
@@ -54,10 +55,19 @@ public final class AllReduceComparison {
         }
 
         static TreeMap<Long, Map<String, String>> best(List<TreeMap<Long, Map<String, String>>> passes) {
+            return best(passes, (pass, size) -> true);
+        }
+
+        /** The same over the rows {@code keep} takes (pass from 1, size); a size no pass kept has no row. */
+        static TreeMap<Long, Map<String, String>> best(List<TreeMap<Long, Map<String, String>>> passes,
+                                                       BiPredicate<Integer, Long> keep) {
             TreeMap<Long, Map<String, String>> best = new TreeMap<>();
             TreeMap<Long, Long> wrong = new TreeMap<>();
-            for (TreeMap<Long, Map<String, String>> pass : passes) {
-                for (Map.Entry<Long, Map<String, String>> e : pass.entrySet()) {
+            for (int k = 0; k < passes.size(); k++) {
+                for (Map.Entry<Long, Map<String, String>> e : passes.get(k).entrySet()) {
+                    if (!keep.test(k + 1, e.getKey())) {
+                        continue;
+                    }
                     best.merge(e.getKey(), e.getValue(), (a, b) -> num(b, "time_us") < num(a, "time_us") ? b : a);
                     // -1: not checked; any checked pass counts
                     wrong.merge(e.getKey(), (long) num(e.getValue(), "wrong"), (a, b) -> a < 0 ? b : b < 0 ? a : a + b);
@@ -203,14 +213,14 @@ public final class AllReduceComparison {
                 continue;
             }
             int passes = Math.min(ours.passes().size(), peer.passes().size());
-            List<Integer> alike = new ArrayList<>();
-            for (int k = 1; phases != null && k <= passes; k++) {
-                if (phases.alike(k, n)) {
-                    alike.add(k);
+            Outcome alikeBest = null;
+            if (phases != null) {
+                BiPredicate<Integer, Long> alikeTurns = (k, size) -> phases.alike(k, n, size);
+                alikeBest = Outcome.of(Curve.best(ours.passes(), alikeTurns), Curve.best(peer.passes(), alikeTurns));
+                if (alikeBest.timeRatios().isEmpty()) {
+                    alikeBest = null;
                 }
             }
-            Outcome alikeBest = alike.isEmpty() ? null
-                    : Outcome.of(Curve.best(pick(ours.passes(), alike)), Curve.best(pick(peer.passes(), alike)));
             b.append("| size | rdma4j time (us) | ").append(peerName).append(" time (us) | time ratio | ");
             if (phases != null) {
                 b.append("time ratio, passes alike | ");
@@ -244,15 +254,8 @@ public final class AllReduceComparison {
             b.append(String.format(Locale.ROOT, "Time ratio rdma4j / %s%s: geometric mean %.2f, %s; %s.%n", peerName,
                     passes > 1 ? ", fastest passes" : "", geomean(List.copyOf(best.timeRatios().values())), best.worst(),
                     best.summary(TIME_TARGET)));
-            if (alikeBest != null && alike.size() == passes) {
-                b.append(String.format(Locale.ROOT, "%nEvery pass had both turns at one line latency.%n"));
-            } else if (alikeBest != null) {
-                b.append(String.format(Locale.ROOT, "%nThe same over the passes whose two turns ran at one line latency "
-                                + "(%s): geometric mean %.2f, %s; %s.%n", passList(alike),
-                        geomean(List.copyOf(alikeBest.timeRatios().values())), alikeBest.worst(),
-                        alikeBest.summary(TIME_TARGET)));
-            } else if (phases != null) {
-                b.append(String.format(Locale.ROOT, "%nNo pass had both turns at one line latency.%n"));
+            if (phases != null) {
+                b.append('\n').append(alikeSummary(phases, n, passes, alikeBest));
             }
             if (!best.bwRatios().isEmpty()) {
                 b.append(String.format(Locale.ROOT, "%nFrom 1M up, busbw ratio rdma4j / %s: geometric mean %.2f, min %.2f.%n",
@@ -265,11 +268,11 @@ public final class AllReduceComparison {
                     b.append(String.format(Locale.ROOT, "- pass %d: time ratio %s; %s", k + 1, o.worst(),
                             o.summary(PASS_LIMIT)));
                     if (phases != null) {
-                        b.append("; line latency: rdma4j ").append(phases.turn(k + 1, n, true).map(LinePhases.Turn::describe)
-                                .orElse("not measured")).append(", ").append(peerName).append(' ')
-                                .append(phases.turn(k + 1, n, false).map(LinePhases.Turn::describe).orElse("not measured"));
+                        b.append("; line latency: ").append(phases.describe(k + 1, n, peerName));
                         if (!phases.alike(k + 1, n)) {
-                            b.append(": not alike, so this pass compares the host's levels as much as the systems");
+                            b.append(wholeSweeps(phases, k + 1, n)
+                                    ? ": not alike, so this pass compares the host's levels as much as the systems"
+                                    : ": where not alike, this pass compares the host's levels as much as the systems");
                         }
                     }
                     b.append('\n');
@@ -284,20 +287,50 @@ public final class AllReduceComparison {
                     + "small sizes. A turn counts as fast or slow when both readings are on one side of ");
             b.append(String.format(Locale.ROOT, "%.0f ns.%n%n", LinePhases.LEVEL_BOUNDARY_NS));
             for (LinePhases.Turn t : phases.turns()) {
-                b.append(String.format(Locale.ROOT, "- pass %d, %d ranks, %s: %s%n", t.pass(), t.ranks(),
-                        t.system().equals("rdma4j") ? "rdma4j" : peerName, t.describe()));
+                b.append(String.format(Locale.ROOT, "- pass %d, %d ranks, %s%s: %s%n", t.pass(), t.ranks(),
+                        t.wholeSweep() ? "" : t.range() + ", ", t.system().equals("rdma4j") ? "rdma4j" : peerName,
+                        t.describe()));
             }
         }
         return b.toString();
     }
 
-    private static List<TreeMap<Long, Map<String, String>>> pick(List<TreeMap<Long, Map<String, String>>> passes,
-                                                                 List<Integer> which) {
-        List<TreeMap<Long, Map<String, String>>> picked = new ArrayList<>();
-        for (int k : which) {
-            picked.add(passes.get(k - 1));
+    /**
+     * The paragraph on the "passes alike" ratio: which turns it took (whole passes, or pairs of
+     * turns over one size range each) and how it came out.
+     */
+    private static String alikeSummary(LinePhases phases, int ranks, int passes, Outcome alikeBest) {
+        List<Integer> alikePasses = new ArrayList<>();
+        int pairs = 0;
+        int alikePairs = 0;
+        boolean whole = true;
+        for (int k = 1; k <= passes; k++) {
+            if (phases.alike(k, ranks)) {
+                alikePasses.add(k);
+            }
+            whole &= wholeSweeps(phases, k, ranks);
+            for (LinePhases.Turn t : phases.turns(k, ranks, true)) {
+                pairs++;
+                alikePairs += phases.alike(k, ranks, t.fromBytes()) ? 1 : 0;
+            }
         }
-        return picked;
+        if (alikeBest == null) {
+            return String.format(Locale.ROOT, "No pass had both turns at one line latency.%n");
+        }
+        if (alikePasses.size() == passes) {
+            return String.format(Locale.ROOT, "Every pass had both turns at one line latency.%n");
+        }
+        String which = whole
+                ? "passes whose two turns ran at one line latency (" + passList(alikePasses) + ")"
+                : String.format(Locale.ROOT, "pairs of turns that ran at one line latency (%d of %d; at each size, "
+                + "the passes whose two turns of that size did)", alikePairs, pairs);
+        return String.format(Locale.ROOT, "The same over the %s: geometric mean %.2f, %s; %s.%n", which,
+                geomean(List.copyOf(alikeBest.timeRatios().values())), alikeBest.worst(),
+                alikeBest.summary(TIME_TARGET));
+    }
+
+    private static boolean wholeSweeps(LinePhases phases, int pass, int ranks) {
+        return phases.turns(pass, ranks, true).stream().allMatch(LinePhases.Turn::wholeSweep);
     }
 
     private static String passList(List<Integer> passes) {

@@ -1,5 +1,7 @@
 package io.rdma4j.bench.compare;
 
+import io.rdma4j.bench.ByteSizes;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -19,7 +21,9 @@ import java.util.Optional;
  * when both ran at the same level. To see the levels of another machine, run {@code core_latency
  * 0.3 0 1} a few times a minute apart.
  *
- * <p>The file has one line per turn: {@code pass ranks system before_ns after_ns}, tab-separated.
+ * <p>The file has one line per turn: {@code pass ranks system before_ns after_ns [from_bytes to_bytes]},
+ * tab-separated; the sizes say which range of the pass's sweep the turn ran (compare-mpi -S), and
+ * without them the turn ran the whole sweep.
  */
 final class LinePhases {
     /** Between the two levels: a turn is "fast" when both readings are under it, "slow" when both are over. */
@@ -35,7 +39,24 @@ final class LinePhases {
         }
     }
 
-    record Turn(int pass, int ranks, String system, double beforeNs, double afterNs) {
+    record Turn(int pass, int ranks, String system, double beforeNs, double afterNs, long fromBytes, long toBytes) {
+        Turn(int pass, int ranks, String system, double beforeNs, double afterNs) {
+            this(pass, ranks, system, beforeNs, afterNs, 0, Long.MAX_VALUE);
+        }
+
+        boolean covers(long size) {
+            return size >= fromBytes && size <= toBytes;
+        }
+
+        boolean wholeSweep() {
+            return fromBytes == 0 && toBytes == Long.MAX_VALUE;
+        }
+
+        /** "8-1K": the sizes the turn ran. */
+        String range() {
+            return ByteSizes.format(fromBytes) + "-" + ByteSizes.format(toBytes);
+        }
+
         Level level() {
             boolean fastBefore = beforeNs < LEVEL_BOUNDARY_NS;
             boolean fastAfter = afterNs < LEVEL_BOUNDARY_NS;
@@ -64,12 +85,15 @@ final class LinePhases {
                     continue;
                 }
                 String[] f = line.split("\t");
-                if (f.length != 5) {
-                    throw new IllegalArgumentException(file + ": expected 'pass ranks system before_ns after_ns', got '"
-                            + line + "'");
+                if (f.length != 5 && f.length != 7) {
+                    throw new IllegalArgumentException(file + ": expected 'pass ranks system before_ns after_ns "
+                            + "[from_bytes to_bytes]', got '" + line + "'");
                 }
-                turns.add(new Turn(Integer.parseInt(f[0]), Integer.parseInt(f[1]), f[2], Double.parseDouble(f[3]),
-                        Double.parseDouble(f[4])));
+                turns.add(f.length == 5
+                        ? new Turn(Integer.parseInt(f[0]), Integer.parseInt(f[1]), f[2], Double.parseDouble(f[3]),
+                        Double.parseDouble(f[4]))
+                        : new Turn(Integer.parseInt(f[0]), Integer.parseInt(f[1]), f[2], Double.parseDouble(f[3]),
+                        Double.parseDouble(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6])));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
@@ -81,17 +105,42 @@ final class LinePhases {
         return turns;
     }
 
-    /** The turn of {@code system} (rdma4j, or any other name for the peer) in pass {@code pass} (from 1). */
-    Optional<Turn> turn(int pass, int ranks, boolean ours) {
+    /** The turns of {@code system} (rdma4j, or any other name for the peer) in pass {@code pass} (from 1), in order. */
+    List<Turn> turns(int pass, int ranks, boolean ours) {
         return turns.stream().filter(t -> t.pass() == pass && t.ranks() == ranks
-                && t.system().equals("rdma4j") == ours).findFirst();
+                && t.system().equals("rdma4j") == ours).toList();
     }
 
-    /** Whether both turns of the pass ran at one level, neither changing during its turn. */
-    boolean alike(int pass, int ranks) {
-        Optional<Turn> ours = turn(pass, ranks, true);
-        Optional<Turn> peer = turn(pass, ranks, false);
+    /** The turn of {@code system} in pass {@code pass} that ran {@code size}. */
+    Optional<Turn> turn(int pass, int ranks, boolean ours, long size) {
+        return turns(pass, ranks, ours).stream().filter(t -> t.covers(size)).findFirst();
+    }
+
+    /** Whether both turns of the pass that ran {@code size} ran at one level, neither changing during its turn. */
+    boolean alike(int pass, int ranks, long size) {
+        Optional<Turn> ours = turn(pass, ranks, true, size);
+        Optional<Turn> peer = turn(pass, ranks, false, size);
         return ours.isPresent() && peer.isPresent() && ours.get().level() != Level.CHANGED
                 && ours.get().level() == peer.get().level();
+    }
+
+    /** Whether every pair of turns of the pass ran alike (and there was one). */
+    boolean alike(int pass, int ranks) {
+        List<Turn> ours = turns(pass, ranks, true);
+        return !ours.isEmpty() && ours.stream().allMatch(t -> alike(pass, ranks, t.fromBytes()));
+    }
+
+    /**
+     * How the pass's turns ran: for a whole-sweep pass "rdma4j A, PEER B", otherwise per range
+     * "8-1K: rdma4j A, PEER B", where A and B are the turns' readings ({@link Turn#describe}).
+     */
+    String describe(int pass, int ranks, String peerName) {
+        List<String> parts = new ArrayList<>();
+        for (Turn t : turns(pass, ranks, true)) {
+            String peer = turn(pass, ranks, false, t.fromBytes()).map(Turn::describe).orElse("not measured");
+            parts.add((t.wholeSweep() ? "" : t.range() + ": ") + "rdma4j " + t.describe() + ", " + peerName + " " + peer
+                    + (t.wholeSweep() || alike(pass, ranks, t.fromBytes()) ? "" : " (not alike)"));
+        }
+        return parts.isEmpty() ? "rdma4j not measured" : String.join("; ", parts);
     }
 }

@@ -79,7 +79,7 @@ class AllReduceComparisonTest {
                 3	2	rdma4j	53	49
                 """);
         LinePhases phases = LinePhases.read(lat);
-        assertEquals(LinePhases.Level.CHANGED, phases.turn(3, 2, false).orElseThrow().level());
+        assertEquals(LinePhases.Level.CHANGED, phases.turn(3, 2, false, 8).orElseThrow().level());
         assertEquals(List.of(false, true, false), List.of(phases.alike(1, 2), phases.alike(2, 2), phases.alike(3, 2)));
         String md = AllReduceComparison.markdown(AllReduceComparison.load(List.of(peer1, ours1, peer2, ours2, peer3, ours3)),
                 "compare-mpi -P 3", "Open MPI", null, "allreduce-vs-openmpi.png", phases);
@@ -100,6 +100,42 @@ class AllReduceComparisonTest {
                 "Open MPI", null, "allreduce-vs-openmpi.png", LinePhases.read(alikeOnly));
         assertTrue(one.contains("Every pass had both turns at one line latency."), one);
         assertFalse(one.contains("The same over the passes"), one);
+    }
+
+    @Test
+    void turnsOverSizeRangesAreJudgedPerRange(@TempDir Path dir) throws IOException {
+        // one pass cut in two ranges: at 8 B both turns slow (rdma4j 0.9x); at 1 MiB rdma4j's turn
+        // slow and Open MPI's fast (rdma4j 2x slower there); a second pass alike at 1 MiB only
+        Path ours1 = csv(dir, "r1.csv", "rdma4j", new long[][] {{8, 45, 0}, {1 << 20, 20_000, 0}});
+        Path peer1 = csv(dir, "o1.csv", "openmpi", new long[][] {{8, 50, 0}, {1 << 20, 10_000, 0}});
+        Path ours2 = csv(dir, "r2.csv", "rdma4j", new long[][] {{8, 20, 0}, {1 << 20, 30_000, 0}});
+        Path peer2 = csv(dir, "o2.csv", "openmpi", new long[][] {{8, 60, 0}, {1 << 20, 40_000, 0}});
+        Path lat = dir.resolve("lat.tsv");
+        Files.writeString(lat, """
+                1	2	openmpi	230	228	8	1024
+                1	2	rdma4j	231	240	8	1024
+                1	2	rdma4j	235	232	2048	1048576
+                1	2	openmpi	52	50	2048	1048576
+                2	2	rdma4j	50	51	8	1024
+                2	2	openmpi	240	238	8	1024
+                2	2	openmpi	51	55	2048	1048576
+                2	2	rdma4j	53	49	2048	1048576
+                """);
+        LinePhases phases = LinePhases.read(lat);
+        assertTrue(phases.alike(1, 2, 8));
+        assertFalse(phases.alike(1, 2, 1 << 20));
+        assertFalse(phases.alike(1, 2), "one range of pass 1 was not alike");
+        assertEquals(List.of(false, true), List.of(phases.alike(2, 2, 8), phases.alike(2, 2, 1 << 20)));
+        String md = AllReduceComparison.markdown(AllReduceComparison.load(List.of(peer1, ours1, peer2, ours2)),
+                "compare-mpi -P 2", "Open MPI", null, "allreduce-vs-openmpi.png", phases);
+        // alike: 8 B from pass 1 only (0.45 / 0.50), 1 MiB from pass 2 only (300 / 400)
+        assertTrue(md.contains("| 8 | 0.20 | 0.50 | 0.40 | 0.90 | "), md);
+        assertTrue(md.contains("| 1M | 200.00 | 100.00 | 2.00 | 0.75 | "), md);
+        assertTrue(md.contains("pairs of turns that ran at one line latency (2 of 4; at each size"), md);
+        assertTrue(md.contains("- pass 1: time ratio max 2.00 (at 1M); over 1.3x at 1 of 2 sizes (1M); line latency: "
+                + "8-1K: rdma4j 231 -> 240 ns (slow), Open MPI 230 -> 228 ns (slow); 2K-1M: rdma4j 235 -> 232 ns "
+                + "(slow), Open MPI 52 -> 50 ns (fast) (not alike): where not alike"), md);
+        assertTrue(md.contains("- pass 2, 2 ranks, 2K-1M, rdma4j: 53 -> 49 ns (fast)"), md);
     }
 
     @Test
