@@ -395,14 +395,20 @@ final class CollectiveCalls {
     }
 
     private static long checkCount(long count, DataType type) {
-        if (type == null) {
-            throw new IllegalArgumentException("data type must not be null");
-        }
+        requireType(type);
         try {
             return type.bytes(count);
         } catch (ArithmeticException e) {
             throw new IllegalArgumentException("count " + count + " of " + type + " is more bytes than a long holds");
         }
+    }
+
+    /** Refuses a null data type, as every call (and {@link Communicator}'s convenience overloads) does. */
+    static DataType requireType(DataType type) {
+        if (type == null) {
+            throw new IllegalArgumentException("data type must not be null");
+        }
+        return type;
     }
 
     /** The bytes of {@code size()} blocks of {@code bytes}. */

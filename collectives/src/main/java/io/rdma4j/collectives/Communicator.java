@@ -389,9 +389,7 @@ public final class Communicator implements AutoCloseable {
 
     private static long countOf(MemorySegment data, DataType type) {
         required(data);
-        if (type == null) {
-            throw new IllegalArgumentException("data type must not be null");
-        }
+        CollectiveCalls.requireType(type);
         if (data.byteSize() % type.byteSize() != 0) {
             throw new IllegalArgumentException("segment of " + data.byteSize() + " bytes is not a whole number of "
                     + type + " elements");

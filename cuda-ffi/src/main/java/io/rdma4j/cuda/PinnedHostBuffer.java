@@ -2,6 +2,7 @@ package io.rdma4j.cuda;
 
 import io.rdma4j.nativesupport.NativeResource;
 import io.rdma4j.nativesupport.internal.Checks;
+import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.cuda.ffi.CudaDriver;
 
 import java.lang.foreign.Arena;
@@ -82,13 +83,7 @@ public final class PinnedHostBuffer extends NativeResource {
     /** Invalidates the segment, so that nothing can read it after the driver frees it. */
     @Override
     protected void revokeAccess() {
-        try {
-            scope.close();
-        } catch (IllegalStateException e) {
-            throw new IllegalStateException(description() + " is in use by a native call on another thread"
-                    + " (its segment is an argument of a call still running); it stays open: close it again"
-                    + " once that call returned", e);
-        }
+        NativeCalls.closeLent(scope, description(), "its segment is an argument of a call still running");
     }
 
     @Override

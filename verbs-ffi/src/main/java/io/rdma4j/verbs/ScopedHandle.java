@@ -39,13 +39,7 @@ final class ScopedHandle {
      * holds it; the object then stays open and may be closed again once the call returned.
      */
     void revoke(String description) {
-        try {
-            arena.close();
-        } catch (IllegalStateException e) {
-            throw new IllegalStateException(description + " is in use by a native call on another thread (a post,"
-                    + " a poll or the creation of an object on it); it stays open: close it again once that call"
-                    + " returned", e);
-        }
+        NativeCalls.closeLent(arena, description, "a post, a poll or the creation of an object on it");
     }
 
     /**

@@ -35,15 +35,7 @@ final class ControlLock implements AutoCloseable {
      * is then only ever judged by its pid, in its own namespace).
      */
     static ControlLock hold(Path control) {
-        if (!AVAILABLE) {
-            return new ControlLock(-1);
-        }
-        int fd = LibC.open(control.toString(), O_RDONLY | O_CLOEXEC);
-        if (fd >= 0 && LibC.flock(fd, LOCK_SH | LOCK_NB) != 0) {
-            LibC.close(fd);
-            fd = -1;
-        }
-        return new ControlLock(fd < 0 ? -1 : fd);
+        return new ControlLock(lock(control, LOCK_SH));
     }
 
     /**
@@ -52,18 +44,29 @@ final class ControlLock implements AutoCloseable {
      * held, the file cannot be opened (another user's, or gone), or the platform has no flock.
      */
     static boolean ownerIsGone(Path control) {
-        if (!AVAILABLE) {
-            return false;
-        }
-        int fd = LibC.open(control.toString(), O_RDONLY | O_CLOEXEC);
+        int fd = lock(control, LOCK_EX);
         if (fd < 0) {
             return false;
         }
-        try {
-            return LibC.flock(fd, LOCK_EX | LOCK_NB) == 0;
-        } finally {
-            LibC.close(fd); // also lets go of the lock, if this took it
+        LibC.close(fd); // lets go of the lock at once
+        return true;
+    }
+
+    /**
+     * A new descriptor of {@code control} holding its flock of the {@code kind} given, taken
+     * without waiting; -1 when the lock is held elsewhere, the file cannot be opened, or the
+     * platform has no flock.
+     */
+    private static int lock(Path control, int kind) {
+        if (!AVAILABLE) {
+            return -1;
         }
+        int fd = LibC.open(control.toString(), O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && LibC.flock(fd, kind | LOCK_NB) != 0) {
+            LibC.close(fd);
+            return -1;
+        }
+        return fd;
     }
 
     /** Whether {@link #hold} took the lock. */
