@@ -187,7 +187,10 @@ public final class AllReduceComparison {
         int passCount = curves.stream().mapToInt(c -> c.passes().size()).max().orElse(0);
         b.append("Regenerate with `").append(command).append("` (one run: both systems, same sizes and rank counts");
         if (passCount > 1) {
-            b.append("; ").append(passCount).append(" passes, the two systems taking turns, and each row shows each ")
+            boolean ranges = phases != null && phases.turns().stream().anyMatch(t -> !t.wholeSweep());
+            b.append("; ").append(passCount).append(" passes, the two systems taking turns")
+                    .append(ranges ? " over each size range of a pass, the first to run alternating" : "")
+                    .append(", and each row shows each ")
                     .append("system's fastest pass at that size, the same rule for both; how each pass compared ")
                     .append("on its own is listed under each table");
         }

@@ -92,6 +92,7 @@ class AllReduceComparisonTest {
                 + "231 -> 240 ns (slow), Open MPI 210 -> 215 ns (slow)\n"), md);
         assertTrue(md.contains("Open MPI 220 -> 55 ns (changed during the turn): not alike"), md);
         assertTrue(md.contains("- pass 3, 2 ranks, rdma4j: 53 -> 49 ns (fast)"), md);
+        assertTrue(md.contains("3 passes, the two systems taking turns, and each row"), md);
         assertFalse(md.contains("Every pass had both turns at one line latency"), md);
 
         Path alikeOnly = dir.resolve("alike.tsv");
@@ -136,6 +137,8 @@ class AllReduceComparisonTest {
                 + "8-1K: rdma4j 231 -> 240 ns (slow), Open MPI 230 -> 228 ns (slow); 2K-1M: rdma4j 235 -> 232 ns "
                 + "(slow), Open MPI 52 -> 50 ns (fast) (not alike): where not alike"), md);
         assertTrue(md.contains("- pass 2, 2 ranks, 2K-1M, rdma4j: 53 -> 49 ns (fast)"), md);
+        assertTrue(md.contains("2 passes, the two systems taking turns over each size range of a pass, the first to run"
+                + " alternating, and each row"), md);
     }
 
     @Test
