@@ -110,26 +110,13 @@ public abstract class NativeResource implements AutoCloseable {
             revokeAccess();
             closed = true;
         }
-        RuntimeException failure = null;
-        try {
-            closeOwned();
-        } catch (RuntimeException e) {
-            failure = e;
-        }
         boolean releaseNow;
         synchronized (this) {
             releaseNow = !released && children.isEmpty();
             released |= releaseNow;
         }
         if (releaseNow) {
-            try {
-                releaseAndLeaveParents();
-            } catch (RuntimeException e) {
-                failure = addTo(failure, e);
-            }
-        }
-        if (failure != null) {
-            throw failure;
+            releaseAndLeaveParents();
         }
     }
 
@@ -147,16 +134,11 @@ public abstract class NativeResource implements AutoCloseable {
      * closed: e.g. closes the shared arena of a segment it hands out. A failure leaves the object
      * open and is thrown from that close, which can then be called again: a shared arena that
      * another thread holds acquired (a native call running with the segment) refuses to close,
-     * and freeing the memory under that call is what the arena is there to prevent.
+     * and freeing the memory under that call is what the arena is there to prevent. An object that
+     * made children for itself, which no user closes (the device context an rdma_cm id lends
+     * out), closes them here, so that their refusal leaves it open as well.
      */
     protected void revokeAccess() {
-    }
-
-    /**
-     * Closes the children this object made for itself, which no user closes (e.g. the device
-     * context an rdma_cm id lends out); called once, at the start of {@link #close()}.
-     */
-    protected void closeOwned() {
     }
 
     private void releaseAndLeaveParents() {

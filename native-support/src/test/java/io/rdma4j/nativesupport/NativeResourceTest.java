@@ -85,18 +85,41 @@ class NativeResourceTest {
     }
 
     /** Makes a child of its own at creation and closes it first when closed (an rdma_cm id's lent context). */
+    /** A child its owner made for itself and closes, refusing its close while {@link #inUse} is set. */
+    static final class Lent extends NativeResource {
+        final List<String> log;
+        volatile boolean inUse;
+
+        Lent(NativeResource owner, List<String> log) {
+            super("own", owner);
+            this.log = log;
+        }
+
+        @Override
+        protected void revokeAccess() {
+            if (inUse) {
+                throw new IllegalStateException("own is in use by a native call on another thread");
+            }
+        }
+
+        @Override
+        protected void release() {
+            log.add(description());
+        }
+    }
+
     static final class Owner extends NativeResource {
         final List<String> log;
-        final Node own;
+        final Lent own;
 
         Owner(List<String> log) {
             super("owner");
             this.log = log;
-            this.own = new Node("own", this, log);
+            this.own = new Lent(this, log);
         }
 
         @Override
-        protected void closeOwned() {
+        protected void revokeAccess() {
             own.close();
         }
 
@@ -115,6 +138,22 @@ class NativeResourceTest {
         assertEquals(List.of(), log, "the user's child keeps the owned one, and so the owner");
         userChild.close();
         assertEquals(List.of("user", "own", "owner"), log);
+    }
+
+    @Test
+    void anOwnedChildThatRefusesToCloseLeavesItsOwnerOpenToBeClosedAgain() {
+        List<String> log = new ArrayList<>();
+        Owner o = new Owner(log);
+        o.own.inUse = true;
+        IllegalStateException refused = assertThrows(IllegalStateException.class, o::close);
+        assertTrue(refused.getMessage().contains("in use"), refused.getMessage());
+        assertFalse(o.isClosed(), "refused: the owner stays open, so that closing it again can finish");
+        assertFalse(o.own.isClosed());
+        o.ensureOpen();
+        o.own.inUse = false;
+        o.close();
+        assertEquals(List.of("own", "owner"), log, "the second close frees both");
+        assertTrue(o.isReleased());
     }
 
     @Test

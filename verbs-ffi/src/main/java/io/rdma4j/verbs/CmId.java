@@ -255,8 +255,13 @@ public final class CmId extends NativeResource {
         return id;
     }
 
+    /**
+     * Closes the device context this id lent out first: refused while a call on another thread
+     * still uses it, which leaves this id open too, to be closed again (marked closed, it would
+     * keep the lent context as an open child and never destroy the id).
+     */
     @Override
-    protected void closeOwned() {
+    protected void revokeAccess() {
         if (context != null) {
             context.close();
         }

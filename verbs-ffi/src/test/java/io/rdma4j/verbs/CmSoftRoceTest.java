@@ -8,19 +8,26 @@ import org.junit.jupiter.api.Test;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.*;
 
 /** rdma_cm between two processes on the Soft-RoCE guest's rxe pair. */
@@ -122,6 +129,51 @@ class CmSoftRoceTest {
             long elapsedMs = (System.nanoTime() - start) / 1_000_000;
             assertTrue(elapsedMs < timeoutMs + 2_000, "gave up after " + elapsedMs + " ms");
             assertTrue(e.getMessage().contains("connection to /" + serverIp), e.getMessage());
+        }
+    }
+
+    /**
+     * An id whose lent device context is in a native call on another thread refuses to close and
+     * stays open, and closing it again once that call returned destroys both (marked closed at
+     * the refusal, it kept the context as an open child and never destroyed the id). The call is
+     * libc's poll(context, 0, ms): no descriptor read, only the context's segment held for its
+     * length, as a provider call on the context holds it.
+     */
+    @Test
+    void anIdWhoseLentContextIsInACallStaysOpenAndClosesAgainAfterIt() throws Throwable {
+        String serverIp = ips().get(1);
+        Linker linker = Linker.nativeLinker();
+        MethodHandle poll = linker.downcallHandle(linker.defaultLookup().find("poll").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+        // the first resolution of a boot can take over 10 s under the guest's emulation (neighbour discovery)
+        CmId id = CmId.create().resolve(new InetSocketAddress(serverIp, 4791 + 7), 60_000);
+        DeviceContext ctx = id.context();
+        ExecutorService caller = Executors.newSingleThreadExecutor();
+        try {
+            int none = (int) poll.invokeExact(ctx.segment(), 0L, 0); // linked once, so the timed call starts at once
+            assertEquals(0, none);
+            CountDownLatch calling = new CountDownLatch(1);
+            Future<Integer> call = caller.submit(() -> {
+                calling.countDown();
+                try {
+                    return (int) poll.invokeExact(ctx.segment(), 0L, 3_000);
+                } catch (Throwable t) {
+                    throw new IllegalStateException(t);
+                }
+            });
+            calling.await();
+            Thread.sleep(500); // inside poll by now
+            IllegalStateException refused = assertThrows(IllegalStateException.class, id::close);
+            assertTrue(refused.getMessage().contains("in use by a native call"), refused.getMessage());
+            assertFalse(id.isClosed(), "the id stays open while its context is in use");
+            assertFalse(ctx.isClosed());
+            assertEquals(0, call.get(10, TimeUnit.SECONDS), "poll of no descriptors times out with 0");
+            id.close();
+            assertTrue(ctx.isReleased());
+            assertTrue(id.isReleased(), "the second close destroyed the id");
+        } finally {
+            caller.shutdownNow();
+            id.close();
         }
     }
 
