@@ -1,6 +1,7 @@
 package io.rdma4j.collectives;
 
 import io.rdma4j.collectives.algo.Hierarchy;
+import io.rdma4j.collectives.core.CommState;
 import io.rdma4j.collectives.core.Engine;
 import io.rdma4j.collectives.core.FaultBoard;
 import io.rdma4j.nativesupport.internal.OnlineCpus;
@@ -94,7 +95,7 @@ final class Bootstrap {
                 World.release(b.transport);
             }
             if (store != null && id != null) {
-                abandon(store, id, e);
+                abandon(store, id, rank, e);
             }
             throw e;
         }
@@ -138,15 +139,15 @@ final class Bootstrap {
             return new World(engine, t, ownsTransport, store, b.ownsStore, id, local, ownsLocal, topo, h,
                     b.policy.forTransport(t.provider()));
         } catch (RuntimeException | Error e) {
+            if (store != null) { // first: a rank coming now skips this world sooner
+                abandon(store, id, rank, e);
+            }
             World.release(t);
             if (ownsLocal) {
                 local.close();
             }
             if (ownsTransport) {
                 t.close();
-            }
-            if (store != null) {
-                abandon(store, id, e);
             }
             throw e;
         }
@@ -164,7 +165,7 @@ final class Bootstrap {
             try {
                 abandoned = store.add(ABANDONED_KEY + id, 0); // adding 0 reads the counter without waiting
             } catch (RuntimeException | Error e) { // this rank's count moved past the world: it gives it up
-                abandon(store, id, e);
+                abandon(store, id, rank, e);
                 throw e;
             }
             if (abandoned == 0) {
@@ -174,14 +175,20 @@ final class Bootstrap {
     }
 
     /**
-     * Marks world {@code id} as given up; a store that fails here adds its reason to {@code cause}.
-     * An interrupt (a cancelled build) is set aside for the mark, which a store's lock would
-     * otherwise refuse at once, and set again.
+     * Marks world {@code id} as given up, and says so on its fault board: a rank that read the
+     * mark unset just before (it came as this one gave up) built the world and waits in its first
+     * call, and the board ends that wait at the engine's next check instead of its timeout, naming
+     * this rank. A store that fails here adds its reason to {@code cause}. An interrupt (a
+     * cancelled build) is set aside for the mark, which a store's lock would otherwise refuse at
+     * once, and set again.
      */
-    private static void abandon(Store store, String id, Throwable cause) {
+    static void abandon(Store store, String id, int rank, Throwable cause) {
         boolean interrupted = Thread.interrupted();
         try {
             store.add(ABANDONED_KEY + id, 1);
+            new FaultBoard(store).post(CommState.world(id, rank).board(), new FaultBoard.Fault(
+                    FaultBoard.FaultKind.RANK_FAILED, rank, rank, "rank " + rank + " gave up building this world ("
+                    + cause + "); build the communicator again: the ranks that gave up build the next one"));
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
         } finally {

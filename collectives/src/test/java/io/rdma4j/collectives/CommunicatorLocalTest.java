@@ -123,6 +123,42 @@ class CommunicatorLocalTest {
         }
     }
 
+    /**
+     * A rank that built a world just as another gave it up (it read the abandoned mark before the
+     * other set it) learns it in its first call, at the engine's next look at the fault board,
+     * not at the call's timeout: the one that gave up says so on the world's board. Here both
+     * ranks built world 2.1 of a fresh store, and rank 0 then gives it up as a failed build does.
+     */
+    @Test
+    void aRankInAWorldAnotherGaveUpLearnsItAtItsFirstCall(@TempDir Path dir) throws Exception {
+        TransportConfig tcp = TransportConfig.builder().provider(TransportConfig.Provider.TCP)
+                .timeout(Duration.ofSeconds(10)).build();
+        CollectiveOptions minute = CollectiveOptions.defaults().withTimeout(Duration.ofSeconds(60));
+        java.util.concurrent.ExecutorService ranks = java.util.concurrent.Executors.newFixedThreadPool(2);
+        Communicator rank0 = null;
+        try {
+            java.util.List<java.util.concurrent.Future<Communicator>> built = new java.util.ArrayList<>();
+            for (int rank : new int[] {0, 1}) {
+                built.add(ranks.submit(() -> Communicator.builder().rank(rank).size(2).store(new FileStore(dir))
+                        .transportConfig(tcp).options(minute).build()));
+            }
+            rank0 = built.get(0).get(30, java.util.concurrent.TimeUnit.SECONDS);
+            try (Communicator rank1 = built.get(1).get(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                Bootstrap.abandon(new FileStore(dir), "2.1", 0, new TransportTimeoutException(1, "rank 1 came late"));
+                CollectiveException e = assertTimeoutPreemptively(Duration.ofSeconds(20),
+                        () -> assertThrows(CollectiveException.class, () -> rank1.allReduce(new float[] {1}, ReduceOp.SUM)));
+                assertTrue(e.getMessage().contains("rank 0 gave up building this world"), e.getMessage());
+                assertTrue(e.getMessage().contains("rank 1 came late"), e.getMessage());
+                assertEquals(0, e.failedRank(), e.getMessage());
+            }
+        } finally {
+            if (rank0 != null) {
+                rank0.close();
+            }
+            ranks.shutdownNow();
+        }
+    }
+
     @Test
     void badArgumentsAreRejectedClearly() {
         try (LocalGroup g = LocalGroup.start(1, LocalGroup.config(TransportConfig.Provider.TCP));
