@@ -5,7 +5,6 @@ import io.rdma4j.nativesupport.internal.Checks;
 import io.rdma4j.nativesupport.internal.NativeCalls;
 import io.rdma4j.verbs.ffi.RdmaCm;
 import io.rdma4j.verbs.ffi.ibv_qp;
-import io.rdma4j.verbs.ffi.ibv_qp_cap;
 import io.rdma4j.verbs.ffi.ibv_qp_init_attr;
 import io.rdma4j.verbs.ffi.rdma_cm_id;
 import io.rdma4j.verbs.ffi.rdma_conn_param;
@@ -150,23 +149,12 @@ public final class CmId extends NativeResource {
         }
         try (CallLease cqs = new CallLease("rdma_create_qp of " + description(), sendCq, recvCq);
              Arena arena = Arena.ofConfined()) {
-            MemorySegment init = ibv_qp_init_attr.allocate(arena);
-            init.fill((byte) 0);
-            ibv_qp_init_attr.send_cq(init, sendCq.segment());
-            ibv_qp_init_attr.recv_cq(init, recvCq.segment());
-            ibv_qp_init_attr.qp_type(init, QpType.RC.code());
-            MemorySegment cap = ibv_qp_init_attr.cap(init);
-            ibv_qp_cap.max_send_wr(cap, caps.maxSendWr());
-            ibv_qp_cap.max_recv_wr(cap, caps.maxRecvWr());
-            ibv_qp_cap.max_send_sge(cap, caps.maxSendSge());
-            ibv_qp_cap.max_recv_sge(cap, caps.maxRecvSge());
-            ibv_qp_cap.max_inline_data(cap, caps.maxInlineData());
+            MemorySegment init = QueuePair.initAttributes(arena, QpType.RC, sendCq, recvCq, caps);
             MemorySegment errno = Downcalls.captureState(arena);
             int rc = (int) CmCalls.CREATE_QP.invokeExact(errno, id, pd.segment(), init);
             CmCalls.check(rc, errno, "rdma_create_qp(" + description() + ")");
             MemorySegment qp = rdma_cm_id.qp(id).reinterpret(ibv_qp.sizeof());
-            QpCapabilities granted = new QpCapabilities(ibv_qp_cap.max_send_wr(cap), ibv_qp_cap.max_recv_wr(cap),
-                    ibv_qp_cap.max_send_sge(cap), ibv_qp_cap.max_recv_sge(cap), ibv_qp_cap.max_inline_data(cap));
+            QpCapabilities granted = QueuePair.capabilitiesOf(ibv_qp_init_attr.cap(init));
             // a QP that cannot become the child of its parents (one was closed meanwhile) is destroyed again
             queuePair = Results.own(qp, created -> destroyQp(), created -> new QueuePair(
                     "RC QueuePair " + ibv_qp.qp_num(created) + " of " + description(),

@@ -63,17 +63,8 @@ public final class QueuePair extends NativeResource {
                             QpCapabilities caps) {
         try (CallLease cqs = new CallLease("ibv_create_qp on " + pd.description(), sendCq, recvCq);
              Arena arena = Arena.ofConfined()) {
-            MemorySegment init = ibv_qp_init_attr.allocate(arena);
-            init.fill((byte) 0);
-            ibv_qp_init_attr.send_cq(init, sendCq.segment());
-            ibv_qp_init_attr.recv_cq(init, recvCq.segment());
-            ibv_qp_init_attr.qp_type(init, type.code());
+            MemorySegment init = initAttributes(arena, type, sendCq, recvCq, caps);
             MemorySegment cap = ibv_qp_init_attr.cap(init);
-            ibv_qp_cap.max_send_wr(cap, caps.maxSendWr());
-            ibv_qp_cap.max_recv_wr(cap, caps.maxRecvWr());
-            ibv_qp_cap.max_send_sge(cap, caps.maxSendSge());
-            ibv_qp_cap.max_recv_sge(cap, caps.maxRecvSge());
-            ibv_qp_cap.max_inline_data(cap, caps.maxInlineData());
             MemorySegment errno = Downcalls.captureState(arena);
             String where = pd.context().name();
             MemorySegment qp = (MemorySegment) IbvCalls.CREATE_QP.invokeExact(errno, pd.segment(), init);
@@ -89,7 +80,28 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    private static QpCapabilities capabilitiesOf(MemorySegment cap) {
+    /**
+     * The {@code ibv_qp_init_attr} of a new QP (ibv_create_qp, rdma_create_qp), in {@code arena};
+     * its {@code cap} holds what the provider granted once the creation returned.
+     */
+    static MemorySegment initAttributes(Arena arena, QpType type, CompletionQueue sendCq, CompletionQueue recvCq,
+                                        QpCapabilities caps) {
+        MemorySegment init = ibv_qp_init_attr.allocate(arena);
+        init.fill((byte) 0);
+        ibv_qp_init_attr.send_cq(init, sendCq.segment());
+        ibv_qp_init_attr.recv_cq(init, recvCq.segment());
+        ibv_qp_init_attr.qp_type(init, type.code());
+        MemorySegment cap = ibv_qp_init_attr.cap(init);
+        ibv_qp_cap.max_send_wr(cap, caps.maxSendWr());
+        ibv_qp_cap.max_recv_wr(cap, caps.maxRecvWr());
+        ibv_qp_cap.max_send_sge(cap, caps.maxSendSge());
+        ibv_qp_cap.max_recv_sge(cap, caps.maxRecvSge());
+        ibv_qp_cap.max_inline_data(cap, caps.maxInlineData());
+        return init;
+    }
+
+    /** What an {@code ibv_qp_cap} says. */
+    static QpCapabilities capabilitiesOf(MemorySegment cap) {
         return new QpCapabilities(ibv_qp_cap.max_send_wr(cap), ibv_qp_cap.max_recv_wr(cap),
                 ibv_qp_cap.max_send_sge(cap), ibv_qp_cap.max_recv_sge(cap), ibv_qp_cap.max_inline_data(cap));
     }
