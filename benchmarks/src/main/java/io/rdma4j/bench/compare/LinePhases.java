@@ -39,17 +39,17 @@ final class LinePhases {
         }
     }
 
-    record Turn(int pass, int ranks, String system, double beforeNs, double afterNs, long fromBytes, long toBytes) {
-        Turn(int pass, int ranks, String system, double beforeNs, double afterNs) {
-            this(pass, ranks, system, beforeNs, afterNs, 0, Long.MAX_VALUE);
-        }
+    /** The sizes of a turn that ran the whole sweep (a line without them). */
+    private static final long WHOLE_FROM = 0;
+    private static final long WHOLE_TO = Long.MAX_VALUE;
 
+    record Turn(int pass, int ranks, String system, double beforeNs, double afterNs, long fromBytes, long toBytes) {
         boolean covers(long size) {
             return size >= fromBytes && size <= toBytes;
         }
 
         boolean wholeSweep() {
-            return fromBytes == 0 && toBytes == Long.MAX_VALUE;
+            return fromBytes == WHOLE_FROM && toBytes == WHOLE_TO;
         }
 
         /** "8-1K": the sizes the turn ran. */
@@ -89,11 +89,10 @@ final class LinePhases {
                     throw new IllegalArgumentException(file + ": expected 'pass ranks system before_ns after_ns "
                             + "[from_bytes to_bytes]', got '" + line + "'");
                 }
-                turns.add(f.length == 5
-                        ? new Turn(Integer.parseInt(f[0]), Integer.parseInt(f[1]), f[2], Double.parseDouble(f[3]),
-                        Double.parseDouble(f[4]))
-                        : new Turn(Integer.parseInt(f[0]), Integer.parseInt(f[1]), f[2], Double.parseDouble(f[3]),
-                        Double.parseDouble(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6])));
+                boolean whole = f.length == 5;
+                turns.add(new Turn(Integer.parseInt(f[0]), Integer.parseInt(f[1]), f[2], Double.parseDouble(f[3]),
+                        Double.parseDouble(f[4]), whole ? WHOLE_FROM : Long.parseLong(f[5]),
+                        whole ? WHOLE_TO : Long.parseLong(f[6])));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
