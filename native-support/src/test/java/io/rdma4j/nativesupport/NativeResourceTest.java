@@ -84,7 +84,6 @@ class NativeResourceTest {
         assertEquals(List.of("cq2", "pd2"), log, "a closed dependent is forgotten by all its parents");
     }
 
-    /** Makes a child of its own at creation and closes it first when closed (an rdma_cm id's lent context). */
     /** A child its owner made for itself and closes, refusing its close while {@link #inUse} is set. */
     static final class Lent extends NativeResource {
         final List<String> log;
@@ -108,6 +107,7 @@ class NativeResourceTest {
         }
     }
 
+    /** Makes a child of its own at creation and closes it first when closed (an rdma_cm id's lent context). */
     static final class Owner extends NativeResource {
         final List<String> log;
         final Lent own;

@@ -145,7 +145,7 @@ class CmSoftRoceTest {
         Linker linker = Linker.nativeLinker();
         MethodHandle poll = linker.downcallHandle(linker.defaultLookup().find("poll").orElseThrow(),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-        // the first resolution of a boot can take over 10 s under the guest's emulation (neighbour discovery)
+        // the first resolution of a boot took 25-30 s in the guest (why was not measured)
         CmId id = CmId.create().resolve(new InetSocketAddress(serverIp, 4791 + 7), 60_000);
         DeviceContext ctx = id.context();
         ExecutorService caller = Executors.newSingleThreadExecutor();
