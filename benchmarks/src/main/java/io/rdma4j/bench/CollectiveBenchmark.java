@@ -10,6 +10,7 @@ import io.rdma4j.collectives.Communicator;
 import io.rdma4j.collectives.DataType;
 import io.rdma4j.collectives.ReduceOp;
 import io.rdma4j.collectives.reduce.Simd;
+import io.rdma4j.transport.IdleStrategy;
 import io.rdma4j.transport.bootstrap.Store;
 
 import java.io.IOException;
@@ -49,6 +50,8 @@ public final class CollectiveBenchmark {
     /** Calls of each until-quiet round (spread over the small sizes, each at least once), and the most rounds. */
     private static final int QUIET_ROUND_CALLS = 256;
     private static final int MAX_QUIET_ROUNDS = 50;
+    /** Longer than the default idle strategy's spin and yield phases together ({@link #waitPastYieldsOnce}). */
+    private static final long PAST_YIELDS_MILLIS = 2 * IdleStrategy.Backoff.DEDICATED_YIELD_NANOS / 1_000_000;
     /** The interleaved mode's until-quiet rounds end at this many times its timed rounds. */
     private static final int MAX_INTERLEAVE_WARMUP_FACTOR = 10;
     /** Timed back-to-back calls of each size per {@code --interleave} round. */
@@ -178,6 +181,8 @@ public final class CollectiveBenchmark {
      *       deoptimized {@code Engine.drive} and {@code SharedWindowAllReduce.step} on every rank
      *       and ran 1-16 MiB at a third of their speed until C2 had compiled them again.</li>
      * </ul>
+     * and, before the first round, every rank once waits for the others longer than the idle
+     * strategy spins and yields ({@link #waitPastYieldsOnce}).
      * Then each rank waits for its JIT to finish ({@link #awaitJitIdle}): a compiler thread that
      * still works while the small sizes are timed takes a core from the ranks (4 ranks on 2 cores:
      * a 64 B allreduce takes 3-4 us, and stretches of 10,000 of them averaged 10-30 us while C2
@@ -197,6 +202,9 @@ public final class CollectiveBenchmark {
                     (PerfOptions.JIT_WARMUP_CALLS + smallSizes - 1) / smallSizes);
         }
         long wrong = 0;
+        if (rounds > 0) {
+            waitPastYieldsOnce();
+        }
         for (int round = 0; round < rounds; round++) {
             boolean profiled = round < PROFILED_WARMUP_ROUNDS;
             for (long bytes : sizes) {
@@ -443,6 +451,31 @@ public final class CollectiveBenchmark {
         if (rounds == MAX_QUIET_ROUNDS && comm.rank() == 0) {
             err.println(tool + ": the JIT was still busy after " + rounds + " quiet-check rounds; the first sizes may "
                     + "include compilation");
+        }
+    }
+
+    /**
+     * Each rank in turn sleeps {@link #PAST_YIELDS_MILLIS} while the others wait for it in a
+     * barrier, so that every rank's wait once leaves the idle strategy's yield phase and parks
+     * while the code is still profiled. Without it C2 compiled that branch as a trap, and the
+     * first wait of that length (rank 0 printing, the wrong-element counts through the store)
+     * deoptimized {@code Engine.drive} between warm-up and timing: 2 ranks, {@code allreduce-perf
+     * -b 8 -e 1K -f 2 -n 100 -w 20 -c 1 -R 3} with {@code -XX:+PrintCompilation}, 3 of 5 runs
+     * showed "Engine::drive made not entrant: uncommon trap" (once beside "Backoff::yieldOnce")
+     * just before the 8 B row, and then timed sizes with {@code drive} as profiled C1 code or
+     * with C2 recompiling it on the compiler thread of a rank pinned to its core; with this wait,
+     * 0 of 7.
+     */
+    private void waitPastYieldsOnce() {
+        for (int r = 0; r < comm.size(); r++) {
+            if (r == comm.rank()) {
+                try {
+                    Thread.sleep(PAST_YIELDS_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            comm.barrier();
         }
     }
 
