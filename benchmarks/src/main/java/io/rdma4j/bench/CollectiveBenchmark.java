@@ -458,8 +458,8 @@ public final class CollectiveBenchmark {
      * Each rank in turn sleeps {@link #PAST_YIELDS_MILLIS} while the others wait for it in a
      * barrier, so that every rank's wait once leaves the idle strategy's yield phase and parks
      * while the code is still profiled. Without it C2 compiled that branch as a trap, and the
-     * first wait of that length (rank 0 printing, the wrong-element counts through the store)
-     * deoptimized {@code Engine.drive} between warm-up and timing: 2 ranks, {@code allreduce-perf
+     * first wait of that length (which wait it was is not traced) deoptimized {@code
+     * Engine.drive} between warm-up and timing: 2 ranks, {@code allreduce-perf
      * -b 8 -e 1K -f 2 -n 100 -w 20 -c 1 -R 3} with {@code -XX:+PrintCompilation}, 3 of 5 runs
      * showed "Engine::drive made not entrant: uncommon trap" (once beside "Backoff::yieldOnce")
      * just before the 8 B row, and then timed sizes with {@code drive} as profiled C1 code or
