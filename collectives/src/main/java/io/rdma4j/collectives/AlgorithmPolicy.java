@@ -25,7 +25,9 @@ import io.rdma4j.transport.TransportConfig.Provider;
  *       {@link Algorithm#RHD} as recursive doubling still (log2 n exchanges of the whole vector,
  *       each message carrying the collective descriptor: no handshake of its own). That bound
  *       is the transport's ({@link #forTransport}): {@link #TCP_RECURSIVE_DOUBLING_BYTES} over
- *       TCP, {@link #smallBytes} (no extra range) elsewhere.</li>
+ *       TCP, {@link #smallBytes} (no extra range) elsewhere. Two ranks over TCP go on with
+       recursive doubling on the data lanes up to {@link #TCP_TWO_RANK_DOUBLING_BYTES} ({@link
+       #doublingBytes}).</li>
  *   <li>More than two ranks and a shared window: {@link Algorithm#SHARED_WINDOW} at any size (its sharded
  *       scheme, window-sized piece by piece: two synchronizations per piece instead of the
  *       ring's 2(n-1) steps, and no rank waits on a chain of others, which matters most when
@@ -42,7 +44,8 @@ import io.rdma4j.transport.TransportConfig.Provider;
  *   <li>Up to {@link #halvingDoublingBytes} on a power-of-two group of more than two ranks:
  *       {@link Algorithm#RHD} as Rabenseifner's halving and doubling (the ring's bytes in
  *       2 log2 n steps instead of 2(n - 1)). That bound is the transport's too: {@link
- *       #TCP_HALVING_DOUBLING_BYTES} over TCP, none elsewhere.</li>
+ *       #TCP_HALVING_DOUBLING_BYTES} over TCP, none elsewhere. Two ranks over TCP take it from
+ *       {@link #TCP_TWO_RANK_HALVING_BYTES} on, at any size.</li>
  *   <li>Otherwise {@link Algorithm#RING} (bandwidth-optimal).</li>
  * </ol>
  */
@@ -88,6 +91,34 @@ public final class AlgorithmPolicy {
      */
     public static final int TCP_HALVING_DOUBLING_OVER_TREE_RANKS = 4;
     /**
+     * Two ranks over TCP take {@link Algorithm#RHD} as recursive doubling up to this size, past
+     * {@link #recursiveDoublingBytes}: one exchange of the whole vector, cut into the pipeline's
+     * chunks and reduced as they arrive, instead of the ring's two exchanges of half of it. Both
+     * move the same bytes, but the ring's allgather waits for its reduce-scatter to cross the
+     * wire and be reduced first; one exchange pays that crossing once. With 2 ranks on 2 cores,
+     * {@code allreduce-perf --ranks 2 -t tcp -b 128K -e 1M -f 2 -n 100 -w 20 -R 3 -p out}, the
+     * policies taking turns in six pairs (medians): 128 KiB 92 us against the ring's 130, 256 KiB
+     * 132 against 174, 512 KiB 210 against 248, 1 MiB 369 against 377, where reducing the whole
+     * vector instead of half of it costs as much as the crossing saves. Re-measure the same way
+     * with {@code -a rhd} against {@code -a ring} and this bound raised. Other transports and
+     * larger groups were not measured.
+     */
+    public static final long TCP_TWO_RANK_DOUBLING_BYTES = 512 * 1024;
+    /**
+     * Two ranks over TCP take {@link Algorithm#RHD} as halving and doubling from this size on:
+     * each half is exchanged chunk after chunk, reduced as it arrives, before the reduced half
+     * goes back. The ring interleaves its two steps chunk by chunk, and with two ranks each
+     * chunk's reduce-scatter message waits behind the previous chunk's allgather one (a single
+     * tag keeps them in order), so once a half spans more than one pipeline chunk (512 KiB over
+     * TCP) the ring waits where halving streams. {@code allreduce-perf --ranks 2 -t tcp -b 1M -e
+     * 4M -f 2 -n 100 -w 20 -R 3 -p out}, {@code -a rhd} and {@code -a ring} taking turns on 2
+     * cores, eight pairs: 2 MiB 592-700 us against 591-763 (halving faster in six), 4 MiB (four
+     * pairs) 1091-1285 against 1274-1527; at 1 MiB, one chunk per half, the ring was faster in all
+     * eight (299-376 against 322-436); 8-64 MiB (two pairs, {@code -b 8M -e 64M -n 20 -w 5}) within
+     * 10% either way. Re-measure the same way.
+     */
+    public static final long TCP_TWO_RANK_HALVING_BYTES = 2L << 20;
+    /**
      * Two ranks with a shared window that holds the vector take it up to this size, past {@link
      * #smallBytes}. Against the ring on 2 cores, the policies taking turns in three passes
      * ({@code allreduce-perf --ranks 2 -b 16K -e 128K -f 2 -n 200 -w 50 -R 3 -p out}): 32 KiB
@@ -107,6 +138,8 @@ public final class AlgorithmPolicy {
     private final long recursiveDoublingBytes;
     private final long halvingDoublingBytes;
     private final int halvingDoublingOverTreeRanks;
+    private final long twoRankDoublingBytes;
+    private final long twoRankHalvingBytes;
 
     public AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes) {
         this(smallBytes, treeBytes, twoHopBytes, TRANSPORT_DEFAULT);
@@ -118,11 +151,12 @@ public final class AlgorithmPolicy {
      *                               or {@link #TRANSPORT_DEFAULT}
      */
     public AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes, long recursiveDoublingBytes) {
-        this(smallBytes, treeBytes, twoHopBytes, recursiveDoublingBytes, 0, 0);
+        this(smallBytes, treeBytes, twoHopBytes, recursiveDoublingBytes, 0, 0, 0, 0);
     }
 
     private AlgorithmPolicy(long smallBytes, long treeBytes, long twoHopBytes, long recursiveDoublingBytes,
-                            long halvingDoublingBytes, int halvingDoublingOverTreeRanks) {
+                            long halvingDoublingBytes, int halvingDoublingOverTreeRanks, long twoRankDoublingBytes,
+                            long twoRankHalvingBytes) {
         if (recursiveDoublingBytes != TRANSPORT_DEFAULT && recursiveDoublingBytes < smallBytes) {
             throw new IllegalArgumentException("recursive doubling bytes " + recursiveDoublingBytes
                     + " below small bytes " + smallBytes);
@@ -133,6 +167,8 @@ public final class AlgorithmPolicy {
         this.recursiveDoublingBytes = recursiveDoublingBytes;
         this.halvingDoublingBytes = halvingDoublingBytes;
         this.halvingDoublingOverTreeRanks = halvingDoublingOverTreeRanks;
+        this.twoRankDoublingBytes = twoRankDoublingBytes;
+        this.twoRankHalvingBytes = twoRankHalvingBytes;
     }
 
     public static AlgorithmPolicy defaults() {
@@ -150,7 +186,8 @@ public final class AlgorithmPolicy {
         long rd = recursiveDoublingBytes != TRANSPORT_DEFAULT ? recursiveDoublingBytes
                 : tcp ? Math.max(smallBytes, TCP_RECURSIVE_DOUBLING_BYTES) : smallBytes;
         return new AlgorithmPolicy(smallBytes, treeBytes, twoHopBytes, rd, tcp ? TCP_HALVING_DOUBLING_BYTES : 0,
-                tcp ? TCP_HALVING_DOUBLING_OVER_TREE_RANKS : 0);
+                tcp ? TCP_HALVING_DOUBLING_OVER_TREE_RANKS : 0, tcp ? TCP_TWO_RANK_DOUBLING_BYTES : 0,
+                tcp ? TCP_TWO_RANK_HALVING_BYTES : 0);
     }
 
     public long smallBytes() {
@@ -176,6 +213,16 @@ public final class AlgorithmPolicy {
     /** Power-of-two groups of up to this many ranks take halving and doubling in the tree's range too; 0: none. */
     public int halvingDoublingOverTreeRanks() {
         return halvingDoublingOverTreeRanks;
+    }
+
+    /**
+     * The largest vector that {@link Algorithm#RHD} reduces by recursive doubling on {@code size}
+     * ranks when it runs on the data lanes (past {@link #recursiveDoubling}'s eager path): {@link
+     * #TCP_TWO_RANK_DOUBLING_BYTES} for two ranks over TCP, else {@link #smallBytes}; halving and
+     * doubling above.
+     */
+    public long doublingBytes(int size) {
+        return size == 2 ? Math.max(smallBytes, twoRankDoublingBytes) : smallBytes;
     }
 
     /** The bound of recursive doubling; {@link #smallBytes} while it is left to a transport not yet known. */
@@ -237,7 +284,7 @@ public final class AlgorithmPolicy {
         if (bytes <= smallBytes) {
             return powerOfTwo(size) ? Algorithm.RHD : Algorithm.TREE;
         }
-        if (windowBytes == 0 && bytes <= recursiveDoublingBytes() && powerOfTwo(size)) {
+        if (windowBytes == 0 && (bytes <= recursiveDoublingBytes() && powerOfTwo(size) || bytes <= doublingBytes(size))) {
             return Algorithm.RHD;
         }
         if (size > 2 && windowBytes > 0) {
@@ -245,6 +292,9 @@ public final class AlgorithmPolicy {
         }
         if (twoHopAvailable && bytes >= twoHopBytes) {
             return Algorithm.TWO_HOP;
+        }
+        if (size == 2 && twoRankHalvingBytes > 0 && bytes >= twoRankHalvingBytes) {
+            return Algorithm.RHD;
         }
         boolean halvingDoubling = size > 2 && powerOfTwo(size) && bytes <= halvingDoublingBytes;
         if (halvingDoubling && size <= halvingDoublingOverTreeRanks) {

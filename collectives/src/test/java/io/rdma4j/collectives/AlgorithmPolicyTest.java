@@ -75,9 +75,9 @@ class AlgorithmPolicyTest {
             assertEquals(Algorithm.RHD, tcp.choose(tcp.smallBytes() + 1, n, false, 0, null), n + " ranks");
             assertEquals(Algorithm.RHD, tcp.choose(rd, n, false, 0, null), n + " ranks");
             assertTrue(tcp.recursiveDoubling(rd, n), "one exchange of the whole vector per step");
-            assertTrue(!tcp.recursiveDoubling(rd + 1, n), "Rabenseifner above");
+            assertTrue(!tcp.recursiveDoubling(rd + 1, n), "the eager path ends there");
         }
-        assertEquals(Algorithm.RING, tcp.choose(rd + 1, 2, false, 0, null));
+        assertEquals(Algorithm.RHD, tcp.choose(rd + 1, 2, false, 0, null), "two ranks: doubling on the data lanes");
         assertEquals(Algorithm.RHD, tcp.choose(rd + 1, 4, false, 0, null), "halving and doubling above");
         assertEquals(Algorithm.TREE, tcp.choose(rd + 1, 8, false, 0, null));
         assertEquals(Algorithm.TREE, tcp.choose(rd, 6, false, 0, null), "not a power of two");
@@ -86,6 +86,38 @@ class AlgorithmPolicyTest {
         assertThrows(IllegalArgumentException.class, () -> new AlgorithmPolicy(64, 1024, 1 << 20, 32));
         assertEquals(1 << 20, new AlgorithmPolicy(1 << 20, 1 << 21, 1 << 22).forTransport("tcp").recursiveDoublingBytes(),
                 "never below smallBytes");
+    }
+
+    @Test
+    void twoRanksOverTcpExchangeTheWholeVectorUpToTheirDoublingBound() {
+        AlgorithmPolicy tcp = p.forTransport("tcp");
+        long bound = AlgorithmPolicy.TCP_TWO_RANK_DOUBLING_BYTES;
+        assertTrue(bound > tcp.recursiveDoublingBytes(), "past the eager path");
+        assertEquals(bound, tcp.doublingBytes(2));
+        assertEquals(Algorithm.RHD, tcp.choose(tcp.recursiveDoublingBytes() + 1, 2, false, 0, null));
+        assertEquals(Algorithm.RHD, tcp.choose(bound, 2, false, 0, null));
+        assertTrue(!tcp.recursiveDoubling(bound, 2), "on the data lanes, not the eager control path");
+        assertEquals(Algorithm.RING, tcp.choose(bound + 1, 2, false, 0, null));
+        long halving = AlgorithmPolicy.TCP_TWO_RANK_HALVING_BYTES;
+        assertEquals(Algorithm.RING, tcp.choose(halving - 1, 2, false, 0, null), "one chunk per half: the ring");
+        assertEquals(Algorithm.RHD, tcp.choose(halving, 2, false, 0, null), "halving and doubling from there");
+        assertTrue(halving > tcp.doublingBytes(2), "as halving, not doubling");
+        assertEquals(Algorithm.RHD, tcp.choose(1L << 30, 2, false, 0, null), "at any size");
+        assertEquals(Algorithm.RING, tcp.choose(halving, 2, false, 0, Algorithm.RING), "an override wins");
+        assertEquals(Algorithm.RING, tcp.choose(bound, 2, false, 0, Algorithm.RING), "an override wins");
+        assertEquals(Algorithm.RING, tcp.choose(bound, 2, false, 2 * bound, null), "a shared window keeps its rules");
+        for (int n : new int[] {4, 8}) {
+            assertEquals(tcp.smallBytes(), tcp.doublingBytes(n), n + " ranks: halving and doubling past small vectors");
+        }
+        for (String other : new String[] {"verbs", "shm"}) {
+            AlgorithmPolicy o = p.forTransport(other);
+            assertEquals(p.smallBytes(), o.doublingBytes(2), other);
+            assertEquals(Algorithm.RING, o.choose(p.smallBytes() + 1, 2, false, 0, null), other);
+            assertEquals(Algorithm.RING, o.choose(AlgorithmPolicy.TCP_TWO_RANK_HALVING_BYTES, 2, false, 0, null), other);
+        }
+        assertEquals(p.smallBytes(), p.doublingBytes(2), "no transport yet: no extra range");
+        AlgorithmPolicy large = new AlgorithmPolicy(1 << 20, 1 << 21, 1 << 22).forTransport("tcp");
+        assertEquals(1 << 20, large.doublingBytes(2), "never below smallBytes");
     }
 
     @Test
@@ -102,14 +134,15 @@ class AlgorithmPolicyTest {
         assertEquals(Algorithm.TREE, tcp.choose(aboveRd, 8, false, 0, null), "8 ranks keep the tree");
         assertEquals(Algorithm.TREE, tcp.choose(tcp.treeBytes(), 8, false, 0, null), "8 ranks keep the tree");
         assertEquals(Algorithm.TREE, tcp.choose(tcp.treeBytes(), 3, false, 0, null), "not a power of two: the tree");
-        assertEquals(Algorithm.RING, tcp.choose(tcp.treeBytes(), 2, false, 0, null), "two ranks: the ring");
+        assertEquals(Algorithm.RING, tcp.choose(AlgorithmPolicy.TCP_TWO_RANK_DOUBLING_BYTES + 1, 2, false, 0, null),
+                "two ranks: the ring");
         for (int n : new int[] {4, 8}) {
             assertEquals(Algorithm.RHD, tcp.choose(tcp.treeBytes() + 1, n, false, 0, null), n + " ranks");
             assertEquals(Algorithm.RHD, tcp.choose(hd, n, false, 0, null), n + " ranks");
             assertTrue(!tcp.recursiveDoubling(hd, n), "Rabenseifner, not one exchange of the whole vector");
             assertEquals(Algorithm.RING, tcp.choose(hd + 1, n, false, 0, null), n + " ranks");
         }
-        assertEquals(Algorithm.RING, tcp.choose(hd, 2, false, 0, null), "two ranks: the ring");
+        assertEquals(Algorithm.RHD, tcp.choose(hd, 2, false, 0, null), "two ranks: their own rule");
         assertEquals(Algorithm.RING, tcp.choose(hd, 6, false, 0, null), "not a power of two");
         assertEquals(Algorithm.RING, tcp.choose(hd, 4, false, 0, Algorithm.RING), "an override wins");
         assertEquals(Algorithm.SHARED_WINDOW, tcp.choose(hd, 4, false, hd, null), "a shared window keeps its rules");

@@ -70,13 +70,33 @@ class SharedWindowAllReduceTest {
                     assertEquals(Algorithm.RHD, c.algorithmFor(0));
                     assertEquals(Algorithm.RHD, c.algorithmFor(AlgorithmPolicy.TCP_RECURSIVE_DOUBLING_BYTES),
                             "TCP's own bound of recursive doubling");
-                    assertEquals(Algorithm.RING, c.algorithmFor(AlgorithmPolicy.TCP_RECURSIVE_DOUBLING_BYTES + 1));
+                    assertEquals(Algorithm.RHD, c.algorithmFor(AlgorithmPolicy.TCP_RECURSIVE_DOUBLING_BYTES + 1),
+                            "two ranks over TCP: doubling on the data lanes");
+                    assertEquals(Algorithm.RING, c.algorithmFor(AlgorithmPolicy.TCP_TWO_RANK_DOUBLING_BYTES + 1));
+                    assertEquals(Algorithm.RHD, c.algorithmFor(AlgorithmPolicy.TCP_TWO_RANK_HALVING_BYTES),
+                            "two ranks over TCP: halving and doubling");
                     float[] v = new float[(int) (AlgorithmPolicy.TCP_RECURSIVE_DOUBLING_BYTES / 4)];
                     java.util.Arrays.fill(v, rank + 1);
                     v[v.length - 1] = 10 * (rank + 1);
                     c.allReduce(v, ReduceOp.SUM);
                     assertEquals(3f, v[0]);
                     assertEquals(30f, v[v.length - 1]);
+                    // the whole vector exchanged once on the data lanes: every element of both ranks' own
+                    // and halved: each rank reduces one half, then both halves cross back
+                    for (long bytes : new long[] {AlgorithmPolicy.TCP_TWO_RANK_DOUBLING_BYTES - 20,
+                            AlgorithmPolicy.TCP_TWO_RANK_HALVING_BYTES + 12}) {
+                        float[] w = new float[(int) (bytes / 4)];
+                        for (int i = 0; i < w.length; i++) {
+                            w[i] = (rank + 1) * (i % 1000);
+                        }
+                        c.allReduce(w, ReduceOp.SUM);
+                        for (int i = 0; i < w.length; i++) {
+                            if (w[i] != 3f * (i % 1000)) {
+                                throw new AssertionError(bytes + " bytes, element " + i + ": " + w[i] + ", expected "
+                                        + 3f * (i % 1000));
+                            }
+                        }
+                    }
                     float[] none = {};
                     c.allReduce(MemorySegment.ofArray(none), MemorySegment.ofArray(none), 0, DataType.F32, ReduceOp.SUM,
                             Algorithm.SHARED_WINDOW); // forced but impossible: the policy's choice runs

@@ -103,7 +103,7 @@ public final class Algorithms {
         if (rhd == null) {
             rhd = new RecursiveHalvingDoublingAllReduce();
         }
-        rhd.prepare(g, e.staging(g.transport()), e.options(), c, policy.smallBytes());
+        rhd.prepare(g, e.staging(g.transport()), e.options(), c, policy.doublingBytes(g.size()));
         return rhd;
     }
 

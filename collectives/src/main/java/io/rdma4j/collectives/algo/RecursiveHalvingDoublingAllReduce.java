@@ -17,7 +17,8 @@ import java.lang.foreign.MemorySegment;
  * Allreduce for power-of-two groups by recursive exchanges with partner {@code rank ^ d}.
  *
  * <ul>
- *   <li>Small vectors ({@code bytes <= smallBytes}): recursive doubling, log2 n steps that each
+ *   <li>Vectors of at most {@code doublingBytes} (the policy's {@code doublingBytes}: its small
+ *       vectors, and two ranks' mid-size ones over TCP): recursive doubling, log2 n steps that each
  *       exchange and reduce the whole vector (fewest hops; every rank computes the same sums
  *       since {@code a OP b == b OP a}).</li>
  *   <li>Otherwise Rabenseifner: reduce-scatter by recursive halving (step k exchanges half of
@@ -77,11 +78,11 @@ public final class RecursiveHalvingDoublingAllReduce extends CollectiveOp {
         return identity;
     }
 
-    public void prepare(Group g, Staging staging, CollectiveOptions o, Call c, long smallBytes) {
-        prepare(g, staging, o, c, c.identity, smallBytes);
+    public void prepare(Group g, Staging staging, CollectiveOptions o, Call c, long doublingBytes) {
+        prepare(g, staging, o, c, c.identity, doublingBytes);
     }
 
-    public void prepare(Group g, Staging staging, CollectiveOptions o, Call c, Descriptor handshake, long smallBytes) {
+    public void prepare(Group g, Staging staging, CollectiveOptions o, Call c, Descriptor handshake, long doublingBytes) {
         int n = g.size();
         if (Integer.bitCount(n) != 1) {
             throw new IllegalArgumentException("recursive halving/doubling needs a power-of-two group, not " + n);
@@ -109,7 +110,7 @@ public final class RecursiveHalvingDoublingAllReduce extends CollectiveOp {
         int levels = Integer.numberOfTrailingZeros(n);
         int r = g.rank();
         long count = c.count;
-        doubling = count * es <= smallBytes;
+        doubling = count * es <= doublingBytes;
         steps = 0;
         peerCount = 0;
         if (doubling) {
