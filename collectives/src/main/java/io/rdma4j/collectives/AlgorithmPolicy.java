@@ -112,10 +112,13 @@ public final class AlgorithmPolicy {
      * tag keeps them in order), so once a half spans more than one pipeline chunk (512 KiB over
      * TCP) the ring waits where halving streams. {@code allreduce-perf --ranks 2 -t tcp -b 1M -e
      * 4M -f 2 -n 100 -w 20 -R 3 -p out}, {@code -a rhd} and {@code -a ring} taking turns on 2
-     * cores, eight pairs: 2 MiB 592-700 us against 591-763 (halving faster in six), 4 MiB (four
-     * pairs) 1091-1285 against 1274-1527; at 1 MiB, one chunk per half, the ring was faster in all
-     * eight (299-376 against 322-436); 8-64 MiB (two pairs, {@code -b 8M -e 64M -n 20 -w 5}) within
-     * 10% either way. Re-measure the same way.
+     * cores, eight pairs: 2 MiB 592-700 us against 591-763 (halving faster in six); at 1 MiB, one
+     * chunk per half, the ring was faster in all eight (299-376 against 322-436). Larger sizes
+     * ({@code -b 4M -e 64M -n 20 -w 5}, pairs taking turns the same way): halving faster at 4 MiB
+     * in four of seven pairs (1091-1404 against 1223-1527), at 8 and 16 MiB in all five (8 MiB
+     * 2384-2707 against 2517-3173), at 32 MiB in three of five, and slower at 64 MiB in both of two
+     * (24.3-25.6 ms against 23.1-23.9; not explained). Re-measure the same way before giving it
+     * an upper bound.
      */
     public static final long TCP_TWO_RANK_HALVING_BYTES = 2L << 20;
     /**
