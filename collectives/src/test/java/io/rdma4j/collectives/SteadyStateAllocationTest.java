@@ -104,11 +104,14 @@ class SteadyStateAllocationTest {
     @ParameterizedTest
     @EnumSource(value = TransportConfig.Provider.class, names = {"SHM", "TCP"})
     void allReduceAllocatesNothingPerCall(TransportConfig.Provider provider) throws Exception {
-        // SHARED_WINDOW: the shared-window path (shm; over TCP the policy's fallback), out of place into heap
-        Algorithm[] algorithms = {Algorithm.RHD, Algorithm.RING, Algorithm.TREE, Algorithm.SHARED_WINDOW};
+        // SHARED_WINDOW: the shared-window path (shm; over TCP the policy's fallback), out of place into heap;
+        // RHD twice: small (the eager path) and large (halving and doubling on shm, doubling on
+        // the data lanes over TCP)
+        Algorithm[] algorithms = {Algorithm.RHD, Algorithm.RHD, Algorithm.RING, Algorithm.TREE, Algorithm.SHARED_WINDOW};
+        boolean[] onSmall = {true, false, false, false, true};
         String[] names = new String[algorithms.length];
         for (int k = 0; k < algorithms.length; k++) {
-            names[k] = "allreduce (" + algorithms[k] + ")";
+            names[k] = "allreduce (" + algorithms[k] + (onSmall[k] ? ", small" : ", large") + ")";
         }
         onTwoRanks(provider, Duration.ofMinutes(2), names, (rank, c, arena, perCall) -> {
             MemorySegment small = arena.allocate(256);
@@ -116,7 +119,7 @@ class SteadyStateAllocationTest {
             MemorySegment heapOut = MemorySegment.ofArray(new float[64]);
             for (int k = 0; k < algorithms.length; k++) {
                 Algorithm a = algorithms[k];
-                MemorySegment buf = a == Algorithm.RHD || a == Algorithm.SHARED_WINDOW ? small : large;
+                MemorySegment buf = onSmall[k] ? small : large;
                 MemorySegment out = a == Algorithm.SHARED_WINDOW ? heapOut : buf;
                 long count = buf.byteSize() / 4;
                 // steady state: the SIMD kernels box their vectors until C2 has compiled
@@ -124,7 +127,7 @@ class SteadyStateAllocationTest {
                 // thousand calls
                 int warmUp = buf == small ? 20_000 : 1_000;
                 perCall[k] = bytesPerCall(() -> c.allReduce(buf, out, count, DataType.F32, ReduceOp.SUM, a), warmUp, NO_THREAD);
-                System.out.println(provider + " rank " + rank + " " + a + ": " + perCall[k] + " B/call");
+                System.out.println(provider + " rank " + rank + " " + names[k] + ": " + perCall[k] + " B/call");
             }
         });
     }

@@ -60,6 +60,9 @@ public final class RecursiveHalvingDoublingAllReduce extends CollectiveOp {
     private boolean doubling;
     private boolean inPlace;
     private final int[] peers = new int[32];
+    /** The range each halving step keeps, for the doubling steps that send it back (one per level). */
+    private final long[] keepLo = new long[32];
+    private final long[] keepHi = new long[32];
     private int peerCount;
 
     // progress within the current step
@@ -120,8 +123,6 @@ public final class RecursiveHalvingDoublingAllReduce extends CollectiveOp {
         } else {
             long lo = 0;
             long hi = count;
-            long[] keepLo = new long[levels];
-            long[] keepHi = new long[levels];
             for (int k = 0; k < levels; k++) {
                 int d = n >> (k + 1);
                 long mid = lo + (hi - lo) / 2;
