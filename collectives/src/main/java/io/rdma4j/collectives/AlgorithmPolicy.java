@@ -26,8 +26,8 @@ import io.rdma4j.transport.TransportConfig.Provider;
  *       each message carrying the collective descriptor: no handshake of its own). That bound
  *       is the transport's ({@link #forTransport}): {@link #TCP_RECURSIVE_DOUBLING_BYTES} over
  *       TCP, {@link #smallBytes} (no extra range) elsewhere. Two ranks over TCP go on with
-       recursive doubling on the data lanes up to {@link #TCP_TWO_RANK_DOUBLING_BYTES} ({@link
-       #doublingBytes}).</li>
+ *       recursive doubling on the data lanes up to {@link #TCP_TWO_RANK_DOUBLING_BYTES} ({@link
+ *       #doublingBytes}).</li>
  *   <li>More than two ranks and a shared window: {@link Algorithm#SHARED_WINDOW} at any size (its sharded
  *       scheme, window-sized piece by piece: two synchronizations per piece instead of the
  *       ring's 2(n-1) steps, and no rank waits on a chain of others, which matters most when
@@ -98,10 +98,9 @@ public final class AlgorithmPolicy {
      * wire and be reduced first; one exchange pays that crossing once. With 2 ranks on 2 cores,
      * {@code allreduce-perf --ranks 2 -t tcp -b 128K -e 1M -f 2 -n 100 -w 20 -R 3 -p out}, the
      * policies taking turns in six pairs (medians): 128 KiB 92 us against the ring's 130, 256 KiB
-     * 132 against 174, 512 KiB 210 against 248, 1 MiB 369 against 377, where reducing the whole
-     * vector instead of half of it costs as much as the crossing saves. Re-measure the same way
-     * with {@code -a rhd} against {@code -a ring} and this bound raised. Other transports and
-     * larger groups were not measured.
+     * 132 against 174, 512 KiB 210 against 248, 1 MiB 369 against 377 (no gain left, so the
+     * bound stays below it). Re-measure the same way with {@code -a rhd} against {@code -a ring}
+     * and this bound raised. Other transports and larger groups were not measured.
      */
     public static final long TCP_TWO_RANK_DOUBLING_BYTES = 512 * 1024;
     /**
