@@ -81,8 +81,9 @@ class SharedWindowAllReduceTest {
                     c.allReduce(v, ReduceOp.SUM);
                     assertEquals(3f, v[0]);
                     assertEquals(30f, v[v.length - 1]);
-                    // the whole vector exchanged once on the data lanes: every element of both ranks' own
-                    // and halved: each rank reduces one half, then both halves cross back
+                    // just under the doubling bound (the whole vector exchanged once on the data lanes)
+                    // and just over the halving bound (each rank reduces one half, then the halves
+                    // cross back): every element checked against its closed-form sum
                     for (long bytes : new long[] {AlgorithmPolicy.TCP_TWO_RANK_DOUBLING_BYTES - 20,
                             AlgorithmPolicy.TCP_TWO_RANK_HALVING_BYTES + 12}) {
                         float[] w = new float[(int) (bytes / 4)];

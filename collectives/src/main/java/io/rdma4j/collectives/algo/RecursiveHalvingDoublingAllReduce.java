@@ -61,8 +61,8 @@ public final class RecursiveHalvingDoublingAllReduce extends CollectiveOp {
     private boolean inPlace;
     private final int[] peers = new int[32];
     /** The range each halving step keeps, for the doubling steps that send it back (one per level). */
-    private final long[] keepLo = new long[32];
-    private final long[] keepHi = new long[32];
+    private final long[] keepLo = new long[MAX_STEPS / 2];
+    private final long[] keepHi = new long[MAX_STEPS / 2];
     private int peerCount;
 
     // progress within the current step
