@@ -6,10 +6,11 @@
  * at least one such exchange of S bytes (recursive doubling) or two of S/2 (ring, halving and
  * doubling) unless it overlaps the two. Prints, per size, the mean time of one exchange in the
  * fastest of R blocks of n (the rule allreduce-perf and mpi_allreduce_bench report by), and the
- * slowest block's mean.
+ * slowest block's mean. With -C, both ends of the connection run that congestion control
+ * (TCP_CONGESTION) instead of the host's default.
  *
  *   cc -O2 -o tcp_exchange tcp_exchange.c
- *   ./tcp_exchange [-b 8] [-e 4M] [-f 2] [-n 100] [-w 20] [-R 3] [-c "0 1"]
+ *   ./tcp_exchange [-b 8] [-e 4M] [-f 2] [-n 100] [-w 20] [-R 3] [-c "0 1"] [-C reno]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -79,8 +80,9 @@ static void exchange(int fd, const char *out, char *in, long n) {
 int main(int argc, char **argv) {
     long min = 8, max = 4L << 20;
     int factor = 2, iters = 100, warm = 20, repeats = 3, cpu[2] = {0, 1};
+    const char *congestion = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "b:e:f:n:w:R:c:")) != -1) {
+    while ((opt = getopt(argc, argv, "b:e:f:n:w:R:c:C:")) != -1) {
         switch (opt) {
             case 'b': min = parse_size(optarg); break;
             case 'e': max = parse_size(optarg); break;
@@ -94,8 +96,9 @@ int main(int argc, char **argv) {
                     return 2;
                 }
                 break;
+            case 'C': congestion = optarg; break;
             default:
-                fprintf(stderr, "usage: %s [-b min] [-e max] [-f factor] [-n iters] [-w warmup] [-R blocks] [-c \"cpuA cpuB\"]\n", argv[0]);
+                fprintf(stderr, "usage: %s [-b min] [-e max] [-f factor] [-n iters] [-w warmup] [-R blocks] [-c \"cpuA cpuB\"] [-C congestion-control]\n", argv[0]);
                 return 2;
         }
     }
@@ -135,6 +138,9 @@ int main(int argc, char **argv) {
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) || fcntl(fd, F_SETFL, O_NONBLOCK)) {
         die("socket options");
     }
+    if (congestion && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, congestion, strlen(congestion))) {
+        die("TCP_CONGESTION");
+    }
     char *out = malloc(max), *in = malloc(max);
     if (!out || !in) {
         die("malloc");
@@ -142,7 +148,8 @@ int main(int argc, char **argv) {
     memset(out, side + 1, max);
     memset(in, 0, max);
     if (!side) {
-        printf("# loopback TCP exchange, both ways at once, CPUs %d and %d; time of one exchange (us)\n", cpu[0], cpu[1]);
+        printf("# loopback TCP exchange, both ways at once, CPUs %d and %d, congestion control %s; time of one exchange (us)\n",
+               cpu[0], cpu[1], congestion ? congestion : "the host's default");
         printf("# %10s %12s %12s\n", "size (B)", "best block", "worst block");
     }
     for (long size = min; size <= max; size *= factor) {

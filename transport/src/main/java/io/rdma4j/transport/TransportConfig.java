@@ -39,6 +39,9 @@ import java.util.function.Consumer;
  *                             least recently used idle registrations go first (default: no cap)
  * RDMA4J_TCP_IFNAME           network interface whose address the TCP provider listens on
  * RDMA4J_TCP_ADDRESS          address the TCP provider listens on (overrides the interface)
+ * RDMA4J_TCP_CONGESTION       TCP congestion control of the provider's connections: auto (reno
+ *                             between ranks of one host, the host's default otherwise), system (the
+ *                             host's default for all) or an algorithm's name for all (default auto)
  * RDMA4J_SHM_DIR              directory of the shared-memory files (default /dev/shm)
  * </pre>
  *
@@ -80,6 +83,13 @@ public final class TransportConfig {
     static final long MIN_REGISTRATION_CAP_BYTES = 4096;
     public static final String ENV_TCP_IFNAME = "RDMA4J_TCP_IFNAME";
     public static final String ENV_TCP_ADDRESS = "RDMA4J_TCP_ADDRESS";
+    public static final String ENV_TCP_CONGESTION = "RDMA4J_TCP_CONGESTION";
+    /** {@link #tcpCongestion()}: reno between ranks of one host, the host's default otherwise. */
+    public static final String TCP_CONGESTION_AUTO = "auto";
+    /** {@link #tcpCongestion()}: the host's default congestion control on every connection. */
+    public static final String TCP_CONGESTION_SYSTEM = "system";
+    /** Linux's TCP_CA_NAME_MAX less the terminating zero. */
+    static final int TCP_CONGESTION_NAME_MAX = 15;
     public static final String ENV_SHM_DIR = "RDMA4J_SHM_DIR";
 
     /** Which provider {@link Transports#create} builds. */
@@ -119,6 +129,7 @@ public final class TransportConfig {
     private final long registrationCapBytes;
     private final String tcpInterface;
     private final String tcpAddress;
+    private final String tcpCongestion;
     private final Path shmDir;
     private final AtomicBoolean logged = new AtomicBoolean();
 
@@ -145,6 +156,7 @@ public final class TransportConfig {
         registrationCapBytes = b.registrationCapBytes;
         tcpInterface = b.tcpInterface;
         tcpAddress = b.tcpAddress;
+        tcpCongestion = b.tcpCongestion;
         shmDir = b.shmDir;
     }
 
@@ -243,6 +255,12 @@ public final class TransportConfig {
     /** Address the TCP provider listens on, {@code null} to derive it from the interface. */
     public String tcpAddress() { return tcpAddress; }
 
+    /**
+     * The congestion control of the TCP provider's connections: {@link #TCP_CONGESTION_AUTO},
+     * {@link #TCP_CONGESTION_SYSTEM} or the name of a Linux congestion control algorithm.
+     */
+    public String tcpCongestion() { return tcpCongestion; }
+
     public Path shmDir() { return shmDir; }
 
     /** Logs this configuration at debug level, once per instance however often it is called. */
@@ -276,6 +294,7 @@ public final class TransportConfig {
         b.registrationCapBytes = registrationCapBytes;
         b.tcpInterface = tcpInterface;
         b.tcpAddress = tcpAddress;
+        b.tcpCongestion = tcpCongestion;
         b.shmDir = shmDir;
         return b;
     }
@@ -297,6 +316,7 @@ public final class TransportConfig {
                 + ", registrationCapBytes=" + (registrationCapBytes == NO_REGISTRATION_CAP ? "<none>" : registrationCapBytes)
                 + ", tcpInterface=" + (tcpInterface == null ? "<auto>" : tcpInterface)
                 + ", tcpAddress=" + (tcpAddress == null ? "<auto>" : tcpAddress)
+                + ", tcpCongestion=" + tcpCongestion
                 + ", shmDir=" + shmDir + '}';
     }
 
@@ -324,6 +344,7 @@ public final class TransportConfig {
         private long registrationCapBytes = NO_REGISTRATION_CAP;
         private String tcpInterface;
         private String tcpAddress;
+        private String tcpCongestion = TCP_CONGESTION_AUTO;
         private Path shmDir = Path.of("/dev/shm");
 
         private Builder() {
@@ -358,6 +379,7 @@ public final class TransportConfig {
             env(env, ENV_REGISTRATION_CAP_BYTES, v -> registrationCapBytes(parseLong(v)));
             env(env, ENV_TCP_IFNAME, this::tcpInterface);
             env(env, ENV_TCP_ADDRESS, this::tcpAddress);
+            env(env, ENV_TCP_CONGESTION, this::tcpCongestion);
             env(env, ENV_SHM_DIR, v -> shmDir(Path.of(v)));
             return this;
         }
@@ -442,6 +464,8 @@ public final class TransportConfig {
 
         public Builder tcpAddress(String v) { tcpAddress = v == null || v.isBlank() ? null : v; return this; }
 
+        public Builder tcpCongestion(String v) { tcpCongestion = v; return this; }
+
         public Builder shmDir(Path v) { shmDir = v; return this; }
 
         public TransportConfig build() {
@@ -466,6 +490,10 @@ public final class TransportConfig {
             range("maxOutstandingRequests (" + ENV_MAX_REQUESTS + ")", maxOutstandingRequests, 1, MAX_OUTSTANDING_REQUESTS);
             require(registrationCapBytes >= MIN_REGISTRATION_CAP_BYTES, "registrationCapBytes (" + ENV_REGISTRATION_CAP_BYTES
                     + ") must be at least " + MIN_REGISTRATION_CAP_BYTES + " (one page), was " + registrationCapBytes);
+            require(tcpCongestion != null && tcpCongestion.matches("[A-Za-z0-9_-]{1," + TCP_CONGESTION_NAME_MAX + "}"),
+                    "tcpCongestion (" + ENV_TCP_CONGESTION + ") must be " + TCP_CONGESTION_AUTO + ", " + TCP_CONGESTION_SYSTEM
+                            + " or an algorithm's name (letters, digits, '_' or '-', at most " + TCP_CONGESTION_NAME_MAX
+                            + "), was " + tcpCongestion);
             require(shmDir != null, "shmDir must not be null");
             return new TransportConfig(this);
         }

@@ -24,6 +24,7 @@ class TransportConfigTest {
         assertEquals(IdleStrategy.Kind.BACKOFF, c.idleStrategy());
         assertNull(c.ibHca());
         assertEquals(1, c.ibPort());
+        assertEquals(TransportConfig.TCP_CONGESTION_AUTO, c.tcpCongestion());
     }
 
     @Test
@@ -51,6 +52,7 @@ class TransportConfigTest {
         env.put("RDMA4J_REGISTRATION_CAP_BYTES", "1048576");
         env.put("RDMA4J_TCP_IFNAME", "eth9");
         env.put("RDMA4J_TCP_ADDRESS", "10.0.0.1");
+        env.put("RDMA4J_TCP_CONGESTION", "cubic");
         env.put("RDMA4J_SHM_DIR", "/tmp/x");
         TransportConfig c = TransportConfig.builder().fromEnvironment(env).build();
         assertEquals(TransportConfig.Provider.TCP, c.provider());
@@ -75,9 +77,10 @@ class TransportConfigTest {
         assertEquals(1 << 20, c.registrationCapBytes());
         assertEquals("eth9", c.tcpInterface());
         assertEquals("10.0.0.1", c.tcpAddress());
+        assertEquals("cubic", c.tcpCongestion());
         assertEquals(Path.of("/tmp/x"), c.shmDir());
         String s = c.toString();
-        for (String part : new String[] {"provider=tcp", "ibHca=rxe0", "ibMtu=1024", "idleStrategy=busy-spin", "timeoutMs=1500", "shmDir=/tmp/x"}) {
+        for (String part : new String[] {"provider=tcp", "ibHca=rxe0", "ibMtu=1024", "idleStrategy=busy-spin", "timeoutMs=1500", "tcpCongestion=cubic", "shmDir=/tmp/x"}) {
             assertTrue(s.contains(part), s + " lacks " + part);
         }
         assertEquals(s, c.toBuilder().build().toString(), "toBuilder keeps every setting");
@@ -98,6 +101,9 @@ class TransportConfigTest {
         assertMessage(Map.of("RDMA4J_PROGRESS_CPU", "-2"), "RDMA4J_PROGRESS_CPU");
         assertMessage(Map.of("RDMA4J_REGISTRATION_CAP_BYTES", "4095"), "RDMA4J_REGISTRATION_CAP_BYTES");
         assertMessage(Map.of("RDMA4J_REGISTRATION_CAP_BYTES", "1G"), "RDMA4J_REGISTRATION_CAP_BYTES");
+        // not a name setsockopt could take: a NUL-terminated name of at most 15 characters
+        assertMessage(Map.of("RDMA4J_TCP_CONGESTION", "a-congestion-control"), "RDMA4J_TCP_CONGESTION");
+        assertMessage(Map.of("RDMA4J_TCP_CONGESTION", "re no"), "RDMA4J_TCP_CONGESTION");
     }
 
     @Test
@@ -125,6 +131,8 @@ class TransportConfigTest {
         assertThrows(IllegalArgumentException.class, () -> TransportConfig.builder().ibQpsPerConnection(0).build());
         assertThrows(IllegalArgumentException.class, () -> TransportConfig.builder().maxOutstandingRequests(0).build());
         assertThrows(IllegalArgumentException.class, () -> TransportConfig.builder().timeout(Duration.ofSeconds(-1)).build());
+        assertThrows(IllegalArgumentException.class, () -> TransportConfig.builder().tcpCongestion(null).build());
+        assertEquals("bbr", TransportConfig.builder().tcpCongestion("bbr").build().tcpCongestion());
         assertFalse(TransportConfig.builder().provider(TransportConfig.Provider.SHM).build().hugePages());
         assertEquals(TransportConfig.NO_REGISTRATION_CAP, TransportConfig.defaults().registrationCapBytes());
     }

@@ -15,7 +15,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The libc calls rdma4j makes itself (the one binding of them): open, close, flock, getpagesize,
- * fcntl, poll, syscall (futexes), sched_setaffinity, madvise and memmove (for {@link BulkCopy}). A failed call
+ * fcntl, poll, syscall (futexes), sched_setaffinity, madvise, memmove (for {@link BulkCopy}),
+ * and getsockname, getpeername, getsockopt and setsockopt (the socket options NIO does not offer). A failed call
  * returns {@code -errno}, the kernel's own convention, so each caller names the error in its
  * own terms and no call allocates (errno is captured into a per-thread segment). A function
  * this platform's libc lacks makes its method throw {@link UnsupportedOperationException};
@@ -41,6 +42,12 @@ public final class LibC {
             JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.firstVariadicArg(1));
     private static final MethodHandle SCHED_SETAFFINITY = bind("sched_setaffinity",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS));
+    private static final MethodHandle GETSOCKNAME = bind("getsockname", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle GETPEERNAME = bind("getpeername", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle GETSOCKOPT = bind("getsockopt",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle SETSOCKOPT = bind("setsockopt",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle MADVISE = bind("madvise", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
     // no errno (memmove cannot fail); the addresses and the result (dst) as longs: nothing to
     // wrap, nothing allocated
@@ -193,6 +200,59 @@ public final class LibC {
         MemorySegment state = STATE.get();
         try {
             int rc = (int) require(SCHED_SETAFFINITY, "sched_setaffinity").invokeExact(state, pid, maskBytes, mask);
+            return rc == 0 ? 0 : -errno(state);
+        } catch (Throwable t) {
+            throw NativeCalls.rethrow(t);
+        }
+    }
+
+    /** Whether the socket calls ({@link #getsockname}, {@link #getpeername}, {@link #getsockopt}, {@link #setsockopt}) are there. */
+    public static boolean hasSocketCalls() {
+        return GETSOCKNAME != null && GETPEERNAME != null && GETSOCKOPT != null && SETSOCKOPT != null;
+    }
+
+    /**
+     * getsockname(2) into {@code address} (its size is the room given): the length of the
+     * address the socket is bound to, or -errno.
+     */
+    public static int getsockname(int fd, MemorySegment address) {
+        return socketAddress(require(GETSOCKNAME, "getsockname"), fd, address);
+    }
+
+    /** getpeername(2), as {@link #getsockname}: the length of the peer's address, or -errno. */
+    public static int getpeername(int fd, MemorySegment address) {
+        return socketAddress(require(GETPEERNAME, "getpeername"), fd, address);
+    }
+
+    private static int socketAddress(MethodHandle call, int fd, MemorySegment address) {
+        MemorySegment state = STATE.get();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment length = arena.allocateFrom(JAVA_INT, (int) Math.min(Integer.MAX_VALUE, address.byteSize()));
+            int rc = (int) call.invokeExact(state, fd, address, length);
+            return rc == 0 ? length.get(JAVA_INT, 0) : -errno(state);
+        } catch (Throwable t) {
+            throw NativeCalls.rethrow(t);
+        }
+    }
+
+    /** getsockopt(2) into {@code value} (its size is the room given): the option's length, or -errno. */
+    public static int getsockopt(int fd, int level, int name, MemorySegment value) {
+        MemorySegment state = STATE.get();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment length = arena.allocateFrom(JAVA_INT, (int) Math.min(Integer.MAX_VALUE, value.byteSize()));
+            int rc = (int) require(GETSOCKOPT, "getsockopt").invokeExact(state, fd, level, name, value, length);
+            return rc == 0 ? length.get(JAVA_INT, 0) : -errno(state);
+        } catch (Throwable t) {
+            throw NativeCalls.rethrow(t);
+        }
+    }
+
+    /** setsockopt(2) with all of {@code value}: 0, or -errno. */
+    public static int setsockopt(int fd, int level, int name, MemorySegment value) {
+        MemorySegment state = STATE.get();
+        try {
+            int rc = (int) require(SETSOCKOPT, "setsockopt").invokeExact(state, fd, level, name, value,
+                    (int) Math.min(Integer.MAX_VALUE, value.byteSize()));
             return rc == 0 ? 0 : -errno(state);
         } catch (Throwable t) {
             throw NativeCalls.rethrow(t);

@@ -213,6 +213,11 @@ final class TcpConnection implements Connection {
         this.postedReceives = new SlotFifo(requests);
     }
 
+    /** The connection's socket, for the options set and read beside NIO ({@link CongestionControl}). */
+    SocketChannel channel() {
+        return channel;
+    }
+
     // ---- Connection API: delegated to the transport, which owns the lock and the request table.
 
     @Override

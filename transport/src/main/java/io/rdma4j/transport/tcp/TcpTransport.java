@@ -313,6 +313,12 @@ public final class TcpTransport implements Transport {
         ch.configureBlocking(false);
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+        String notSet = CongestionControl.apply(ch, config.tcpCongestion());
+        if (notSet != null) { // the connection works with the host's default
+            LOG.log(config.tcpCongestion().equals(TransportConfig.TCP_CONGESTION_AUTO) ? Level.DEBUG : Level.WARNING,
+                    "rank {0}: congestion control of the connection to peer {1} at {2} left at the host''s default: {3}",
+                    rank, peer, where, notSet);
+        }
         TcpConnection c = new TcpConnection(this, peer, ch, where);
         c.selectionKey = ch.register(selector, SelectionKey.OP_READ, c);
         connections[peer] = c;
