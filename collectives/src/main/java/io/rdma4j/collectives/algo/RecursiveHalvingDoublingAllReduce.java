@@ -26,8 +26,9 @@ import java.lang.foreign.MemorySegment;
  *       in the reverse order, received straight into the receive buffer. Moves the same bytes
  *       as the ring in 2 log2 n steps.</li>
  * </ul>
- * Every step is cut into chunks received into {@code window} staging slots, reduced as they
- * arrive; steps run one after the other because each step sends what the previous produced.
+ * Every step is cut into chunks received into {@code window} staging slots (the first step of
+ * an out-of-place call: into the receive buffer), reduced as they arrive; steps run one after the
+ * other because each step sends what the previous produced.
  */
 public final class RecursiveHalvingDoublingAllReduce extends CollectiveOp {
     private static final int MAX_STEPS = 64;
@@ -223,7 +224,7 @@ public final class RecursiveHalvingDoublingAllReduce extends CollectiveOp {
             long n = Partition.length(recvLen[k], mRecv, j);
             long id = Ops.NONE;
             if (n > 0) {
-                id = reduce[k]
+                id = reduce[k] && !intoRecvBuf(k)
                         ? Ops.recv(g, peer, stage, (long) (j % window) * chunkBytes, n * es, tag)
                         : Ops.recv(g, peer, rbuf, rBase + (recvLo[k] + Partition.start(recvLen[k], mRecv, j)) * es,
                         n * es, tag);
@@ -259,12 +260,14 @@ public final class RecursiveHalvingDoublingAllReduce extends CollectiveOp {
                     long off = (recvLo[k] + Partition.start(recvLen[k], mRecv, j)) * es;
                     MemorySegment own = fromSendBuf[k] ? sbuf.segment() : rbuf.segment();
                     long ownOff = (fromSendBuf[k] ? sBase : rBase) + off;
-                    long stOff = (long) (j % window) * chunkBytes;
+                    boolean direct = intoRecvBuf(k);
+                    MemorySegment theirs = direct ? rbuf.segment() : stage.segment();
+                    long theirOff = direct ? rBase + off : (long) (j % window) * chunkBytes;
                     if (doubling && (g.rank() & (1 << k)) != 0) {
                         // both partners fold (lower rank's) OP (higher rank's): the same bits on both
-                        red.reduceInto(rbuf.segment(), rBase + off, stage.segment(), stOff, own, ownOff, n);
+                        red.reduceInto(rbuf.segment(), rBase + off, theirs, theirOff, own, ownOff, n);
                     } else {
-                        red.reduceInto(rbuf.segment(), rBase + off, own, ownOff, stage.segment(), stOff, n);
+                        red.reduceInto(rbuf.segment(), rBase + off, own, ownOff, theirs, theirOff, n);
                     }
                 }
             }
@@ -272,6 +275,16 @@ public final class RecursiveHalvingDoublingAllReduce extends CollectiveOp {
             p = true;
         }
         return p;
+    }
+
+    /**
+     * Whether step k receives the partner's chunks straight into the receive buffer, where their
+     * sums go, instead of into staging slots: a step that reduces the send buffer's data into a
+     * receive buffer of its own (the first, out of place). The reduction then reads two buffers
+     * the call touches anyway, and the staging slots stay out of the cache.
+     */
+    private boolean intoRecvBuf(int k) {
+        return fromSendBuf[k] && !inPlace;
     }
 
     @Override

@@ -221,9 +221,14 @@ public final class MatrixScenario {
         for (long i = 0; i < count; i++) {
             Values.write(in, i, t, Values.input(rank, id, i, t, op));
         }
+        byte[] sent = inPlace ? null : in.asSlice(0, bytes).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
         comm.allReduce(in, out, count, t, op, al);
-        check("allReduce " + al + " " + t + " " + op + " count=" + count + (inPlace ? " in-place" : ""),
-                out, 0, count, t, op, id, (r, i) -> i);
+        String what = "allReduce " + al + " " + t + " " + op + " count=" + count + (inPlace ? " in-place" : "");
+        check(what, out, 0, count, t, op, id, (r, i) -> i);
+        long changed = inPlace ? -1 : MemorySegment.mismatch(in, 0, bytes, MemorySegment.ofArray(sent), 0, bytes);
+        if (changed >= 0) { // the send buffer is the caller's: read, never written
+            failures.add(what + " (n=" + n + ", rank " + rank + "): the send buffer changed at byte " + changed);
+        }
     }
 
     void reduceScatter(DataType t, ReduceOp op, long count, boolean inPlace) {
