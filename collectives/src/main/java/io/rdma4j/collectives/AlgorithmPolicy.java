@@ -98,11 +98,14 @@ public final class AlgorithmPolicy {
      * wire and be reduced first; one exchange pays that crossing once. With 2 ranks on 2 cores,
      * {@code allreduce-perf --ranks 2 -t tcp -b 128K -e 1M -f 2 -n 100 -w 20 -R 3 -p out}, the
      * policies taking turns in six pairs (medians): 128 KiB 92 us against the ring's 130, 256 KiB
-     * 132 against 174, 512 KiB 210 against 248, 1 MiB 369 against 377 (no gain left, so the
-     * bound stays below it). Re-measure the same way with {@code -a rhd} against {@code -a ring}
-     * and this bound raised. Other transports and larger groups were not measured.
+     * 132 against 174, 512 KiB 210 against 248. At 1 MiB, once the provider's connections ran
+     * Reno ({@code CongestionControl}), doubling was faster in all four pairs of {@code -b 128K -e
+     * 2M} (310, 190, 196, 190 us against 383, 232, 271, 250); at 2 MiB it was no faster than
+     * halving (392-400 against 392 us, two pairs of {@code -b 512K -e 4M}), and at 4 MiB slower
+     * (895-948 against 777-812). Re-measure with {@code -a rhd} against {@code -a ring} and this
+     * bound raised. Other transports and larger groups were not measured.
      */
-    public static final long TCP_TWO_RANK_DOUBLING_BYTES = 512 * 1024;
+    public static final long TCP_TWO_RANK_DOUBLING_BYTES = 1L << 20;
     /**
      * Two ranks over TCP take {@link Algorithm#RHD} as halving and doubling from this size on:
      * each half is exchanged chunk after chunk, reduced as it arrives, before the reduced half
