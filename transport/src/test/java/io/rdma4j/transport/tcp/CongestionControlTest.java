@@ -1,5 +1,6 @@
 package io.rdma4j.transport.tcp;
 
+import io.rdma4j.nativesupport.internal.LibC;
 import io.rdma4j.transport.TransportConfig;
 import io.rdma4j.transport.testing.LocalGroup;
 import org.junit.jupiter.api.BeforeAll;
@@ -7,6 +8,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
@@ -60,12 +63,10 @@ class CongestionControlTest {
             assertTrue(a >= 0 && b >= 0, a + " " + b);
             assertNotEquals(a, b, "the two ends of one connection in one process");
             // each descriptor is a socket at the channel's own addresses, peer at the other end's
-            try (var arena = java.lang.foreign.Arena.ofConfined()) {
-                var address = arena.allocate(128);
-                assertEquals(p.client.getLocalAddress(), SocketDescriptor.decode(address,
-                        io.rdma4j.nativesupport.internal.LibC.getsockname(a, address)));
-                assertEquals(p.server.getLocalAddress(), SocketDescriptor.decode(address,
-                        io.rdma4j.nativesupport.internal.LibC.getpeername(a, address)));
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment address = arena.allocate(128);
+                assertEquals(p.client.getLocalAddress(), SocketDescriptor.decode(address, LibC.getsockname(a, address)));
+                assertEquals(p.server.getLocalAddress(), SocketDescriptor.decode(address, LibC.getpeername(a, address)));
             }
         }
         try (SocketChannel unconnected = SocketChannel.open()) {
