@@ -11,8 +11,6 @@ import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-
 /**
  * The TCP congestion control of a connection ({@link TransportConfig#tcpCongestion()}). By
  * default a connection between two ranks of one host takes Reno, and any other keeps the host's
@@ -79,16 +77,9 @@ final class CongestionControl {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment name = arena.allocate(NAME_BYTES);
-            int n = LibC.getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name);
-            if (n < 0) {
-                return null;
-            }
-            byte[] bytes = name.asSlice(0, n).toArray(JAVA_BYTE);
-            int end = 0;
-            while (end < bytes.length && bytes[end] != 0) {
-                end++;
-            }
-            return new String(bytes, 0, end, StandardCharsets.US_ASCII);
+            // the kernel writes the name and its terminating zero into the zeroed segment
+            return LibC.getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name) < 0 ? null
+                    : name.getString(0, StandardCharsets.US_ASCII);
         }
     }
 }
